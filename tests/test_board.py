@@ -3,13 +3,8 @@ import random
 
 import pytest
 
+from conftest import load_board as board_from
 from engine.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
-
-
-def board_from(diagram):
-    board = Board.from_ascii(diagram)
-    board.check_consistency()
-    return board
 
 
 def point(board, vertex):

@@ -2,6 +2,8 @@
 
 kosumi's board (simple ko, suicide forbidden, the rules GNU Go plays) must accept exactly the
 moves GNU Go accepts, and after every move both must hold the same stones and capture counts.
+kosumi's game state under positional superko (the default rules) must accept the same moves
+except those that repeat an earlier position, which GNU Go's simple ko lets through.
 Candidate moves are drawn from kosumi's legal moves, from all empty points (suicides, ko
 retakes) and from occupied points, so refusals are compared as well as acceptances.
 """
@@ -11,6 +13,7 @@ import pytest
 
 from engine.board import BLACK, EMPTY, NO_LOC, PASS, WHITE, Board
 from engine.coords import format_vertex, parse_vertex
+from engine.game import GameState
 from engine.gtp_client import GtpClient, find_gnugo
 
 GNUGO = find_gnugo()
@@ -45,11 +48,13 @@ def candidate_move(board, colour, rng):
 def test_random_games_agree_with_gnugo(size, moves):
     rng = random.Random(size * 7919)
     board = Board(size)
+    game = GameState(size)  # positional superko
     with GtpClient([GNUGO, "--mode", "gtp"]) as gnugo:
         gnugo.send(f"boardsize {size}", timeout=10)
         gnugo.send("clear_board", timeout=10)
         colour = BLACK
-        refusals = accepted = 0
+        refusals = accepted = superko_refusals = 0
+        earlier_positions = {board.hash}
         for _ in range(moves * 4):
             if accepted == moves:
                 break
@@ -62,9 +67,20 @@ def test_random_games_agree_with_gnugo(size, moves):
                 f"GNU Go says {'legal' if theirs else 'illegal'}\n{board}")
             if not ours:
                 refusals += 1
+                assert not game.is_legal(move, colour)
+                continue
+            if not game.is_legal(move, colour):
+                # Only a repetition may be refused on top of GNU Go's rules.
+                board.play(move, colour)
+                repeated = board.hash
+                board.undo()
+                assert repeated in earlier_positions, f"{vertex} refused but repeats nothing"
+                superko_refusals += 1
                 continue
             accepted += 1
+            game.play(move, colour)
             board.play(move, colour)
+            earlier_positions.add(board.hash)
             board.check_consistency()
             gnugo.send(f"play {COLOUR_NAME[colour]} {vertex}", timeout=10)
             for side in (BLACK, WHITE):

@@ -1,0 +1,611 @@
+"""Game rules on top of the fast board: Rules, GameState, handicap, scoring, Benson, ladders.
+
+Reading order: GameState.play() first (board move, then the superko check, then the records that
+undo() pops), then the free functions below it, which read a Board and never change it for good:
+fixed_handicap_points(), area_score() / territory_score(), pass_alive() (Benson) and
+ladder_captured() (plays and undoes on the board it is given, so the board ends as it began).
+
+The board (engine/board.pyx) knows stones, chains, simple ko and the Zobrist hash of the stones;
+everything that needs the game's past (superko, passes, the side to move) lives here.
+"""
+from collections import Counter
+from dataclasses import dataclass
+import math
+
+from engine.board import BLACK, EMPTY, PASS, WALL, WHITE, Board, IllegalMove, opponent
+
+__all__ = [
+    "Rules", "GameState", "IllegalMove", "fixed_handicap_points", "area_score", "territory_score",
+    "pass_alive", "ladder_captured",
+]
+
+KO_RULES = ("simple", "positional", "situational")
+SCORING_RULES = ("area", "territory")
+MIN_SIZE, MAX_SIZE = 2, 25
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rule set of a game.
+
+    ko: "simple" (only the immediate retake is barred), "positional" (no move may recreate the
+        stones of any earlier position) or "situational" (no move may recreate earlier stones
+        with the same side to move).
+    suicide: whether a move that leaves its own chain without liberties is allowed; when it is,
+        that chain is removed and counted as captured by the opponent. A single-stone suicide is
+        refused even then: it leaves the stones exactly as they were (a pass that gifts a
+        prisoner), and positional superko forbids it anyway.
+    scoring: "area" (Tromp-Taylor: stones plus empty regions reaching one colour only) or
+        "territory" (Japanese: surrounded empty points plus prisoners).
+    komi: points given to White.
+    """
+    ko: str = "positional"
+    suicide: bool = False
+    scoring: str = "area"
+    komi: float = 7.0
+
+    def __post_init__(self):
+        if self.ko not in KO_RULES:
+            raise ValueError(f"unknown ko rule {self.ko!r}; expected one of {', '.join(KO_RULES)}")
+        if self.scoring not in SCORING_RULES:
+            raise ValueError(f"unknown scoring {self.scoring!r}; expected one of {', '.join(SCORING_RULES)}")
+        if not isinstance(self.suicide, bool):
+            raise ValueError(f"suicide must be True or False, not {self.suicide!r}")
+        real = isinstance(self.komi, (int, float)) and not isinstance(self.komi, bool)
+        if not real or not math.isfinite(self.komi):
+            raise ValueError(f"komi must be a finite number, not {self.komi!r}")
+
+
+def _check_colour(colour):
+    if colour != BLACK and colour != WHITE:
+        raise ValueError(f"colour must be BLACK ({BLACK}) or WHITE ({WHITE}), not {colour!r}")
+
+
+def _neighbours(loc, stride):
+    return (loc - stride, loc - 1, loc + 1, loc + stride)
+
+
+class _MoveRecord:
+    """What undo() needs beyond the board's own journal for one history entry."""
+    __slots__ = ("hash_before", "to_move_before", "passes_before", "recorded")
+
+    def __init__(self, hash_before, to_move_before, passes_before, recorded):
+        self.hash_before = hash_before
+        self.to_move_before = to_move_before
+        self.passes_before = passes_before
+        self.recorded = recorded      # (stones hash, side to move) added to the superko sets, or None
+
+
+class GameState:
+    """A game: the board, the side to move, the history and everything superko needs.
+
+    Every position reached after a move (and the starting position) is recorded twice: its stones
+    hash (positional superko) and the pair (stones hash, side to move) (situational superko). Both
+    are kept whatever the ko rule, so rules may be replaced mid-game (GTP `komi` does). The records
+    are multisets, so undo() removes exactly what the undone move added.
+
+    Do not play on `board` directly: the history and the superko sets would no longer match it.
+    """
+
+    def __init__(self, size, rules=Rules()):
+        if isinstance(size, bool) or not isinstance(size, int) or not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"board size must be an integer from {MIN_SIZE} to {MAX_SIZE}, not {size!r}")
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules value, not {rules!r}")
+        self.size = size
+        self.rules = rules
+        self._start(Board(size), BLACK)
+
+    @classmethod
+    def from_board(cls, board, to_move=BLACK, rules=Rules()):
+        """A game starting from a set-up position (a copy of board; e.g. SGF AB/AW or a test
+        diagram). The history starts empty: undo() cannot go back past this position."""
+        _check_colour(to_move)
+        game = cls(board.size, rules)
+        game._start(board.copy(), to_move)
+        return game
+
+    def _start(self, board, to_move):
+        self._initial_board = board.copy()
+        self.board = board
+        self.to_move = to_move
+        self.history = []
+        self.consecutive_passes = 0
+        self._records = []
+        self._seen_stones = Counter()
+        self._seen_situations = Counter()
+        self._record_position(board.hash, to_move)
+
+    def _record_position(self, stones_hash, side_to_move):
+        self._seen_stones[stones_hash] += 1
+        self._seen_situations[(stones_hash, side_to_move)] += 1
+        return (stones_hash, side_to_move)
+
+    def _forget_position(self, recorded):
+        stones_hash, _ = recorded
+        for counter, key in ((self._seen_stones, stones_hash), (self._seen_situations, recorded)):
+            counter[key] -= 1
+            if counter[key] == 0:
+                del counter[key]
+
+    def _repeats_earlier_position(self, stones_hash, side_to_move):
+        if self.rules.ko == "positional":
+            return stones_hash in self._seen_stones
+        if self.rules.ko == "situational":
+            return (stones_hash, side_to_move) in self._seen_situations
+        return False
+
+    def _is_single_stone_suicide(self, loc, colour):
+        """Empty loc whose stone would have no liberty, no friendly neighbour and capture nothing."""
+        board = self.board
+        if board.get(loc) != EMPTY:
+            return False
+        for q in _neighbours(loc, board.stride):
+            c = board.get(q)
+            if c == EMPTY or c == colour:
+                return False
+            if c != WALL and board.liberty_count(q) == 1:
+                return False      # captures
+        return True
+
+    # ------------------------------------------------------------------ moves
+
+    def play(self, loc, colour=None):
+        """Play loc (or PASS) for colour (default: the side to move); the opponent moves next.
+        Raises IllegalMove with reason "occupied", "suicide", "ko" or "superko" and leaves the
+        game unchanged; ValueError for a point off the board or a bad colour."""
+        colour = self.to_move if colour is None else colour
+        _check_colour(colour)
+        board = self.board
+        hash_before = board.hash
+        if loc == PASS:
+            board.play(PASS, colour)
+            passes = self.consecutive_passes + 1
+        else:
+            if self.rules.suicide and self._is_single_stone_suicide(loc, colour):
+                raise IllegalMove("suicide")
+            board.play(loc, colour, self.rules.suicide)       # raises occupied / suicide / ko
+            if self._repeats_earlier_position(board.hash, opponent(colour)):
+                board.undo()
+                raise IllegalMove("superko")
+            passes = 0
+        self._records.append(_MoveRecord(hash_before, self.to_move, self.consecutive_passes,
+                                         self._record_position(board.hash, opponent(colour))))
+        self.history.append((colour, loc))
+        self.to_move = opponent(colour)
+        self.consecutive_passes = passes
+
+    def is_legal(self, loc, colour=None):
+        """Whether play(loc, colour) would succeed under the full rules; a pass always would."""
+        colour = self.to_move if colour is None else colour
+        _check_colour(colour)
+        if loc == PASS:
+            return True
+        board = self.board
+        if not board.is_legal(loc, colour, self.rules.suicide):
+            return False
+        if self.rules.suicide and self._is_single_stone_suicide(loc, colour):
+            return False
+        if self.rules.ko == "simple":
+            return True
+        board.play(loc, colour, self.rules.suicide)
+        repeats = self._repeats_earlier_position(board.hash, opponent(colour))
+        board.undo()
+        return not repeats
+
+    def legal_moves(self, colour=None):
+        """The on-board points colour may play under the full rules (pass not included)."""
+        colour = self.to_move if colour is None else colour
+        _check_colour(colour)
+        board = self.board
+        allow_suicide = self.rules.suicide
+        moves = board.legal_moves(colour, allow_suicide)
+        if allow_suicide:
+            moves = [p for p in moves if not self._is_single_stone_suicide(p, colour)]
+        if self.rules.ko == "simple":
+            return moves
+        legal = []
+        after_move = opponent(colour)
+        for p in moves:
+            board.play(p, colour, allow_suicide)
+            if not self._repeats_earlier_position(board.hash, after_move):
+                legal.append(p)
+            board.undo()
+        return legal
+
+    def undo(self):
+        """Take back the last history entry (a move, a pass or one handicap stone) exactly."""
+        if not self.history:
+            raise IndexError("cannot undo")
+        self.board.undo()
+        record = self._records.pop()
+        self.history.pop()
+        if record.recorded is not None:
+            self._forget_position(record.recorded)
+        self.to_move = record.to_move_before
+        self.consecutive_passes = record.passes_before
+
+    def copy(self):
+        """An independent game with the same position, history and superko records; it can undo
+        as far back as this one (its board is rebuilt by replaying the history)."""
+        other = GameState.__new__(GameState)
+        other.size = self.size
+        other.rules = self.rules
+        other._initial_board = self._initial_board.copy()
+        board = self._initial_board.copy()
+        for colour, loc in self.history:
+            # Every entry was legal when played; a suicide in it was allowed by the rules then.
+            board.play(loc, colour, True)
+        other.board = board
+        other.to_move = self.to_move
+        other.history = list(self.history)
+        other.consecutive_passes = self.consecutive_passes
+        other._records = [_MoveRecord(r.hash_before, r.to_move_before, r.passes_before, r.recorded)
+                          for r in self._records]
+        other._seen_stones = Counter(self._seen_stones)
+        other._seen_situations = Counter(self._seen_situations)
+        return other
+
+    def position_hash(self):
+        """Zobrist hash of the stones now on the board (side to move not included)."""
+        return self.board.hash
+
+    def previous_hash(self):
+        """Stones hash of the position before the last history entry, or None at the start."""
+        return self._records[-1].hash_before if self._records else None
+
+    def place_handicap(self, locs):
+        """Free placement: black stones on locs, on an empty board; then White moves. Each stone
+        is a history entry (undo takes them back one by one), but only the complete placement is
+        recorded as a position for superko."""
+        locs = list(locs)
+        board = self.board
+        if board.stones(BLACK) or board.stones(WHITE):
+            raise ValueError("board not empty")
+        if not locs:
+            raise ValueError("no handicap stones given")
+        if len(locs) > self.size * self.size - 1:
+            raise ValueError(f"at most {self.size * self.size - 1} handicap stones fit on "
+                             f"a {self.size}x{self.size} board, not {len(locs)}")
+        if len(set(locs)) != len(locs):
+            raise ValueError("repeated handicap point")
+        for loc in locs:
+            if loc == PASS:
+                raise ValueError("pass is not a handicap point")
+            board.row_col(loc)       # ValueError for a point off the board
+        last = len(locs) - 1
+        for i, loc in enumerate(locs):
+            hash_before = board.hash
+            board.play(loc, BLACK)
+            recorded = self._record_position(board.hash, WHITE) if i == last else None
+            self._records.append(_MoveRecord(hash_before, self.to_move, self.consecutive_passes, recorded))
+            self.history.append((BLACK, loc))
+            self.to_move = BLACK
+        self.to_move = WHITE
+        self.consecutive_passes = 0
+
+    def is_over(self):
+        """Two passes in a row end the game."""
+        return self.consecutive_passes >= 2
+
+    def score(self, dead=()):
+        """Black's margin (negative: White ahead) under this game's scoring rule and komi."""
+        if self.rules.scoring == "area":
+            return area_score(self.board, self.rules.komi, dead)
+        return territory_score(self.board, self.rules.komi, self.board.captures(BLACK),
+                               self.board.captures(WHITE), dead)
+
+
+# ---------------------------------------------------------------------- handicap
+
+def fixed_handicap_points(size, count):
+    """The GTP `fixed_handicap` points for count stones on a size x size board, as GNU Go 3.8
+    (the protocol's reference implementation) places them: 2 to 9 stones; at most 4 on 7x7 and
+    on even sizes (no centre point); none below 7x7. The stones sit on the 3rd line up to 11x11
+    and on the 4th line from 12x12 up (GNU Go: `board_size > 11`; 12x12 gives D4 J4 D9 J9).
+    Order: lower left, upper right, upper left, lower right, then the sides and the centre."""
+    if isinstance(size, bool) or not isinstance(size, int) or not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size must be an integer from {MIN_SIZE} to {MAX_SIZE}, not {size!r}")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"handicap must be an integer, not {count!r}")
+    if size < 7:
+        raise ValueError(f"no fixed handicap on a {size}x{size} board (needs 7x7 or larger)")
+    most = 4 if size == 7 or size % 2 == 0 else 9
+    if not 2 <= count <= most:
+        raise ValueError(f"invalid handicap {count} for {size}x{size}: must be 2 to {most}")
+    near = 3 if size > 11 else 2          # rows/columns counted from 0 at the top and left
+    far = size - 1 - near
+    mid = size // 2
+
+    def at(row, col):
+        return (row + 1) * (size + 2) + (col + 1)
+
+    corners = [at(far, near), at(near, far), at(near, near), at(far, far)]
+    left_right = [at(mid, near), at(mid, far)]
+    top_bottom = [at(far, mid), at(near, mid)]
+    centre = [at(mid, mid)]
+    if count <= 4:
+        return corners[:count]
+    if count == 5:
+        return corners + centre
+    if count == 6:
+        return corners + left_right
+    if count == 7:
+        return corners + left_right + centre
+    if count == 8:
+        return corners + left_right + top_bottom
+    return corners + left_right + top_bottom + centre
+
+
+# ---------------------------------------------------------------------- scoring
+
+def _colours_without_dead(board, dead):
+    """The colour of every loc (a list indexed by loc, WALL off the board) with the chains of
+    the dead stones emptied, and the dead stone counts (black, white)."""
+    colours = [WALL] * board.num_locs
+    for p in board.points():
+        colours[p] = board.get(p)
+    dead_black = dead_white = 0
+    removed = set()
+    for loc in dead:
+        if isinstance(loc, bool) or not isinstance(loc, int):
+            raise ValueError(f"dead stone {loc!r} is not a point")
+        if not 0 <= loc < board.num_locs or colours[loc] == WALL:
+            raise ValueError(f"dead stone {loc} is not on the {board.size}x{board.size} board")
+        if loc in removed:
+            continue
+        if colours[loc] == EMPTY:
+            raise ValueError(f"dead stone {loc} {board.row_col(loc)} is an empty point")
+        # A chain lives or dies as a whole: one stone marks it all.
+        for stone in board.chain(loc):
+            if colours[stone] == BLACK:
+                dead_black += 1
+            else:
+                dead_white += 1
+            colours[stone] = EMPTY
+            removed.add(stone)
+    return colours, dead_black, dead_white
+
+
+def _empty_regions(board, colours):
+    """Yield (size, bordering colours) for each connected region of EMPTY points."""
+    stride = board.stride
+    seen = set()
+    for start in board.points():
+        if colours[start] != EMPTY or start in seen:
+            continue
+        seen.add(start)
+        stack = [start]
+        count = 0
+        borders = set()
+        while stack:
+            p = stack.pop()
+            count += 1
+            for q in (p - stride, p - 1, p + 1, p + stride):
+                c = colours[q]
+                if c == EMPTY:
+                    if q not in seen:
+                        seen.add(q)
+                        stack.append(q)
+                elif c != WALL:
+                    borders.add(c)
+        yield count, borders
+
+
+def _territories(board, colours):
+    black = white = 0
+    for count, borders in _empty_regions(board, colours):
+        if borders == {BLACK}:
+            black += count
+        elif borders == {WHITE}:
+            white += count
+    return black, white
+
+
+def area_score(board, komi, dead=()):
+    """Tromp-Taylor area count, Black minus White minus komi: stones plus empty regions that
+    reach stones of one colour only. dead: points of dead stones (a stone marks its whole
+    chain); they are taken off first, so they normally become the opponent's area."""
+    colours, _, _ = _colours_without_dead(board, dead)
+    black_area, white_area = _territories(board, colours)
+    for p in board.points():
+        c = colours[p]
+        if c == BLACK:
+            black_area += 1
+        elif c == WHITE:
+            white_area += 1
+    return black_area - white_area - komi
+
+
+def territory_score(board, komi, captures_black, captures_white, dead=()):
+    """Japanese-style count, Black minus White minus komi: empty points surrounded by one colour
+    (after the dead chains are taken off) plus prisoners (captures_black: stones Black captured
+    during the game, and the dead white stones; likewise for White). Eyes in seki count as
+    territory here; Japanese rules would not count them."""
+    colours, dead_black, dead_white = _colours_without_dead(board, dead)
+    black_territory, white_territory = _territories(board, colours)
+    black = black_territory + captures_black + dead_white
+    white = white_territory + captures_white + dead_black
+    return black - white - komi
+
+
+# ---------------------------------------------------------------------- Benson
+
+def pass_alive(board, colour):
+    """Benson's unconditional life: (stones of colour's pass-alive chains, points of the regions
+    they make safe). A pass-alive chain cannot be captured even if colour always passes; a safe
+    region (empty points and any opponent stones in it) can never hold a living opponent chain.
+
+    Regions are the connected sets of points not holding colour's stones. A region is vital to a
+    chain when every empty point of the region is a liberty of that chain. Repeat until nothing
+    changes: drop every chain with fewer than two vital regions among the remaining regions, and
+    every region bordered by a dropped chain. What is left is pass-alive; its safe regions are the
+    remaining regions vital to at least one remaining chain."""
+    _check_colour(colour)
+    stride = board.stride
+    points = board.points()
+    colours = [WALL] * board.num_locs
+    for p in points:
+        colours[p] = board.get(p)
+
+    chain_of = {}            # stone -> chain index
+    chain_stones = []
+    region_of = {}           # point -> region index
+    region_points = []
+    for start in points:
+        own = colours[start] == colour
+        labels = chain_of if own else region_of
+        if start in labels:
+            continue
+        index = len(chain_stones) if own else len(region_points)
+        members = [start]
+        labels[start] = index
+        stack = [start]
+        while stack:
+            p = stack.pop()
+            for q in (p - stride, p - 1, p + 1, p + stride):
+                c = colours[q]
+                if c != WALL and (c == colour) == own and q not in labels:
+                    labels[q] = index
+                    members.append(q)
+                    stack.append(q)
+        (chain_stones if own else region_points).append(members)
+
+    region_borders = []       # region -> set of chains touching it
+    chain_vital = [[] for _ in chain_stones]     # chain -> regions vital to it
+    for index, members in enumerate(region_points):
+        borders = set()
+        vital = None
+        for p in members:
+            adjacent = {chain_of[q] for q in (p - stride, p - 1, p + 1, p + stride) if colours[q] == colour}
+            borders |= adjacent
+            if colours[p] == EMPTY:
+                vital = adjacent if vital is None else vital & adjacent
+        region_borders.append(borders)
+        # A region without empty points would be opponent stones without liberties: none on a
+        # legal board, so vital stays None only for impossible input, and counts for nobody.
+        for chain in vital or ():
+            chain_vital[chain].append(index)
+
+    alive = set(range(len(chain_stones)))
+    regions = {r for r in range(len(region_points)) if region_borders[r]}
+    while True:
+        dropped = {c for c in alive if sum(1 for r in chain_vital[c] if r in regions) < 2}
+        if not dropped:
+            break
+        alive -= dropped
+        regions = {r for r in regions if region_borders[r] <= alive}
+
+    stones = {p for c in alive for p in chain_stones[c]}
+    safe = set()
+    for r in regions:
+        if any(r in chain_vital[c] for c in region_borders[r]):
+            safe.update(region_points[r])
+    return stones, safe
+
+
+# ---------------------------------------------------------------------- ladders
+
+MAX_LADDER_NODES = 5000   # real ladders read in tens to a few hundred nodes; caps pathological trees
+
+
+class _LadderBudgetExhausted(Exception):
+    pass
+
+
+class _LadderReader:
+    """Reads a ladder on the board itself with play/undo (no copies). The defending chain is
+    identified by one of its stones, which stays put until the chain is captured."""
+
+    def __init__(self, board, stone, max_depth):
+        self.board = board
+        self.stone = stone
+        self.defender = board.get(stone)
+        self.attacker = opponent(self.defender)
+        self.max_depth = max_depth
+        self.nodes = 0
+
+    def _visit(self):
+        self.nodes += 1
+        if self.nodes > MAX_LADDER_NODES:
+            raise _LadderBudgetExhausted
+
+    def attacker_captures(self, depth):
+        """Attacker to move: can the chain be captured by a sequence of ataris?"""
+        self._visit()
+        board = self.board
+        liberties = board.liberties(self.stone)
+        if len(liberties) == 1:
+            return board.is_legal(liberties[0], self.attacker)
+        if len(liberties) > 2 or depth >= self.max_depth:
+            return False
+        for liberty in liberties:
+            if not board.is_legal(liberty, self.attacker):
+                continue
+            board.play(liberty, self.attacker)
+            try:
+                captured = self.defender_loses(depth + 1)
+            finally:
+                board.undo()
+            if captured:
+                return True
+        return False
+
+    def _escape_moves(self, liberties):
+        """The chain's liberties, then the last liberty of every adjacent attacking chain in atari."""
+        board = self.board
+        stride = board.stride
+        moves = list(liberties)
+        checked = set()
+        for stone in board.chain(self.stone):
+            for q in (stone - stride, stone - 1, stone + 1, stone + stride):
+                if board.get(q) != self.attacker or q in checked:
+                    continue
+                attacking_chain = board.chain(q)
+                checked.update(attacking_chain)
+                attacking_liberties = board.liberties(q)
+                if len(attacking_liberties) == 1 and attacking_liberties[0] not in moves:
+                    moves.append(attacking_liberties[0])
+        return moves
+
+    def defender_loses(self, depth):
+        """Defender to move: is the chain captured whatever the defender does (extend at a
+        liberty, capture an attacking chain in atari, or, with two liberties, play elsewhere)?"""
+        self._visit()
+        board = self.board
+        liberties = board.liberties(self.stone)
+        if len(liberties) > 2 or depth >= self.max_depth:
+            return False
+        if len(liberties) == 2 and not self.attacker_captures(depth):
+            return False        # even doing nothing here saves the chain
+        for move in self._escape_moves(liberties):
+            if not board.is_legal(move, self.defender):
+                continue
+            board.play(move, self.defender)
+            try:
+                captured = self.attacker_captures(depth + 1)
+            finally:
+                board.undo()
+            if not captured:
+                return False
+        return True
+
+
+def ladder_captured(board, loc, attacker_moves_first=True, max_depth=100):
+    """Whether the chain at loc is captured in a ladder: the attacker plays only ataris (at the
+    chain's liberties), the defender extends at its liberty or captures an attacking chain in
+    atari. attacker_moves_first=False gives the defender the first move. Chains with more than
+    two liberties are never captured in a ladder. max_depth bounds the moves read; a ladder
+    still unresolved at that depth (or after MAX_LADDER_NODES positions) counts as escaped.
+    The board is played on and restored exactly (same stones, ko, hash and undo history)."""
+    if board.get(loc) not in (BLACK, WHITE):
+        raise ValueError(f"no stone at point {loc}")
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
+        raise ValueError(f"max_depth must be a non-negative integer, not {max_depth!r}")
+    reader = _LadderReader(board, loc, max_depth)
+    try:
+        if attacker_moves_first:
+            return reader.attacker_captures(0)
+        return reader.defender_loses(0)
+    except _LadderBudgetExhausted:
+        return False
