@@ -1,0 +1,119 @@
+"""Evaluator speed: full evaluations, and one whole 1-ply move (every legal successor), incremental
+against full, on 9x9 and 19x19 middle-game positions.
+
+    python benchmarks/eval_speed.py [--weights FILE] [--repeats N] [--sizes 9 19]
+
+Targets (issue 3, default net, one core): all successors of a 9x9 middle-game position in <= 1 ms,
+of a 19x19 one in <= 10 ms; incremental >= 5x faster than full on 19x19. Columns:
+  full eval     one full network evaluation of the position (encode + forward)
+  1-ply net     Network.successor_values: every legal successor, incremental (the network's part)
+  1-ply eval    NetworkEvaluator.successor_values: the same plus the superko-filtered move list
+                (GameState.legal_moves) and the Python around it: what the player pays per move
+  1-ply full    every successor by a full evaluation (Network.successor_values_full)
+  legal_moves   GameState.legal_moves alone
+Times are the best of --repeats runs (each run loops for about 0.2 s).
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from engine.board import BLACK, WHITE  # noqa: E402
+from engine.evaluator import NetworkEvaluator  # noqa: E402
+from engine.game import GameState  # noqa: E402
+from engine import weights as weight_files  # noqa: E402
+
+FILL_FRACTION = 0.35    # a middle game: about a third of the points played
+POSITION_SEED = 2024
+
+
+def middle_game(size, seed=POSITION_SEED):
+    """A reproducible position: random legal moves, never into a single-point eye of one's own,
+    until FILL_FRACTION of the points have been played."""
+    rng = np.random.default_rng(seed)
+    state = GameState(size)
+    for _ in range(int(FILL_FRACTION * size * size)):
+        moves = [m for m in state.legal_moves() if not state.board.is_eye(m, state.to_move)]
+        if not moves:
+            break
+        state.play(moves[rng.integers(len(moves))])
+    return state
+
+
+def best_time(function, repeats, min_seconds=0.2):
+    """Best per-call seconds over repeats runs of enough calls to last min_seconds."""
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds / 4:
+            break
+        calls *= 2
+    calls = max(1, int(calls * min_seconds / max(elapsed, 1e-9)))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best
+
+
+def measure(network, size, repeats):
+    state = middle_game(size)
+    evaluator = NetworkEvaluator(network)
+    evaluator.evaluate(state)                     # the recurrence: evaluate the game up to here
+    position = evaluator._position(state)
+    moves = np.array(state.legal_moves(), dtype=np.intc)
+    board = state.board.copy()
+    mover = state.to_move
+    full_eval = best_time(lambda: network.evaluate_board(board, mover, position.weights), repeats)
+    net_1ply = best_time(lambda: network.successor_values(board, mover, position.weights, moves),
+                         repeats)
+    eval_1ply = best_time(lambda: evaluator.successor_values(state), repeats)
+    full_1ply = best_time(lambda: network.successor_values_full(board, mover, position.weights, moves),
+                          repeats)
+    legal = best_time(lambda: state.legal_moves(), repeats)
+    incremental, reference = (network.successor_values(board, mover, position.weights, moves),
+                              network.successor_values_full(board, mover, position.weights, moves))
+    agreement = np.max(np.abs(incremental[1] - reference[1])) if len(moves) else 0.0
+    stones = len(board.stones(BLACK)) + len(board.stones(WHITE))
+    return {"size": size, "stones": stones, "moves": len(moves), "full_eval": full_eval,
+            "net_1ply": net_1ply, "eval_1ply": eval_1ply, "full_1ply": full_1ply, "legal": legal,
+            "agreement": agreement}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--weights", help="weight file (default: a fresh net from --seed)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the fresh net")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
+    args = parser.parse_args(argv)
+    if args.weights:
+        network, _ = weight_files.load_weights(args.weights)
+        source = args.weights
+    else:
+        network = weight_files.new_network(args.seed)
+        source = f"fresh net, seed {args.seed}"
+    print(f"network: {source}; {network.num_params} parameters; best of {args.repeats}")
+    header = (f"{'size':>4} {'stones':>6} {'moves':>5} {'full eval':>10} {'1-ply net':>10} "
+              f"{'1-ply eval':>10} {'1-ply full':>10} {'speedup':>7} {'legal_moves':>11} "
+              f"{'max |diff|':>10}")
+    print(header)
+    for size in args.sizes:
+        r = measure(network, size, args.repeats)
+        print(f"{r['size']:>4} {r['stones']:>6} {r['moves']:>5} {r['full_eval'] * 1e6:>8.1f}us "
+              f"{r['net_1ply'] * 1e3:>8.3f}ms {r['eval_1ply'] * 1e3:>8.3f}ms "
+              f"{r['full_1ply'] * 1e3:>8.3f}ms {r['full_1ply'] / r['net_1ply']:>6.1f}x "
+              f"{r['legal'] * 1e3:>9.3f}ms {r['agreement']:>10.1e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""The evaluator interface: what the player, the GTP engine and the trainer call to judge positions.
+
+Reading order: `Evaluator` (the two calls every implementation provides), `NetworkEvaluator`
+(Blair's Internal Symmetry Network: `evaluate()`, `successor_values()` and `_position()`, the
+implicit recurrence over the game), `UniformEvaluator` (a trivial area count for tests), and
+`load_evaluator()`.
+
+Values are in points, komi included, for the side to move (`evaluate`) or for the player who made
+the move (`successor_values`). The network evaluator scores with Blair's parameters c (value of a
+captured stone) and s (value of a stone on the board at the end); play uses Chinese scoring,
+c = 0 and s = 1, where the value is the expected area margin.
+
+The implicit recurrence. The network's input classifies every chain by its liberties, weighted by
+the PREVIOUS evaluation's outputs (paper, section IV.B). The previous evaluation of a position is
+that of its predecessor in the game, so the evaluation of a GameState is a function of its whole
+history: position 0 (the empty board, or the set-up position of GameState.from_board) has no
+predecessor and is bootstrapped from the prior (network.prior_liberty_weights: classes by liberty
+count alone), evaluated, and then evaluated again with its own outputs as the previous ones; every
+later position uses its predecessor's evaluation. The first position of a normal game is the empty
+board, which has no chains, so the prior does not influence its evaluation at all. Evaluations are
+remembered by history (an LRU cache), so playing a game forward costs one new evaluation per
+position, while undo, loadsgf or a position never seen before walk back to the nearest remembered
+position (at worst position 0) and evaluate forward from there: the result never depends on what
+the evaluator happened to see before.
+"""
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from engine.board import BLACK, EMPTY, PASS, WHITE
+from engine import network as isn
+
+DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
+CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
+CHINESE_STONE_VALUE = 1.0
+TRAINING_CAPTURE_VALUE = 0.4  # Blair's training score (section IV.B): c = s = 0.4
+TRAINING_STONE_VALUE = 0.4
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The result of evaluate(). Arrays are read-only (they may be shared with the cache)."""
+    value: float                  # expected final score for the side to move, in points, komi included
+    ownership: np.ndarray         # (num_locs,): -1 (white) .. +1 (black), 0 off the board
+    outputs: np.ndarray           # (num_locs, n_outputs) raw per-point outputs
+    inputs: Optional[np.ndarray] = None   # (num_locs,) the network's inputs (recurrence applied),
+                                          # for the trainer; None for evaluators without a network
+
+
+class Evaluator(ABC):
+    """What every evaluator provides. Implementations must not change the state they are given."""
+
+    @abstractmethod
+    def evaluate(self, state) -> Evaluation:
+        """Evaluation of state, value for state.to_move."""
+
+    @abstractmethod
+    def successor_values(self, state):
+        """(moves, values): every legal move of state.to_move under the full rules (superko
+        included) and PASS last; values[i] is the value of the position after moves[i] for the
+        player who made it, in points, komi included."""
+
+
+def _komi_for(colour, komi):
+    """Komi from colour's point of view."""
+    return komi if colour == WHITE else -komi
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True)
+class _Position:
+    """One remembered network evaluation, in the frame where to_move is Black."""
+    board_hash: int
+    to_move: int
+    outputs: np.ndarray          # (num_locs, 7)
+    inputs: np.ndarray           # (num_locs,)
+    total: float                 # sum of rewards for the player not to move, komi excluded
+    ownership: np.ndarray        # real colours, +1 black
+    weights: np.ndarray          # recurrence weights for the positions that follow this one
+
+
+class NetworkEvaluator(Evaluator):
+    """Blair's Internal Symmetry Network behind the Evaluator interface."""
+
+    def __init__(self, network, capture_value=CHINESE_CAPTURE_VALUE, stone_value=CHINESE_STONE_VALUE,
+                 cache_size=DEFAULT_CACHE_SIZE, metadata=None):
+        if network.feature_set != "isn14":
+            raise ValueError(f"NetworkEvaluator encodes isn14 inputs; the network uses "
+                             f"{network.feature_set}")
+        if not capture_value >= 0 or not 0 <= stone_value <= 1:
+            raise ValueError(f"scoring needs c >= 0 and 0 <= s <= 1, got c={capture_value}, "
+                             f"s={stone_value}")
+        if cache_size < 2:
+            raise ValueError(f"cache_size must be at least 2 (a position and its predecessor), "
+                             f"not {cache_size}")
+        self.network = network
+        self.capture_value = float(capture_value)
+        self.stone_value = float(stone_value)
+        self.cache_size = int(cache_size)
+        self.metadata = metadata or {}
+        self._cache = OrderedDict()
+        self._params_version = network.params_version   # the cache is valid for these parameters
+        self.evaluations = 0      # full network evaluations made (for tests and statistics)
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    # --------------------------------------------------------------- the interface
+
+    def evaluate(self, state):
+        position = self._position(state)
+        value = -position.total + _komi_for(state.to_move, state.rules.komi)
+        return Evaluation(value, position.ownership, position.outputs, position.inputs)
+
+    def successor_values(self, state):
+        position = self._position(state)
+        moves = state.legal_moves()
+        mover = state.to_move
+        pass_value, values = self.network.successor_values(
+            state.board.copy(), mover, position.weights, moves, self.capture_value,
+            self.stone_value, state.rules.suicide)
+        return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
+
+    # --------------------------------------------------------------- the recurrence
+
+    def _position(self, state):
+        """The network evaluation of state, from its predecessor's (see the module docstring)."""
+        if self.network.params_version != self._params_version:   # the trainer changed the net
+            self._cache.clear()
+            self._params_version = self.network.params_version
+        prefix = (state.size, state.rules.suicide)
+        history = tuple(state.history)
+        key = (prefix, history, state.to_move)
+        known = self._lookup(key, state.board.hash)
+        if known is not None:
+            return known
+        # Common case: the predecessor is remembered (a game played forward).
+        # An earlier position k is seen with history[k]'s colour to move: the side that did move
+        # from it. (GameState's own to_move may differ, e.g. White's first move of a game played
+        # with colours swapped; this choice keeps the recurrence colour-symmetric.)
+        if history:
+            previous = self._lookup((prefix, history[:-1], history[-1][0]), state.previous_hash())
+            if previous is not None:
+                return self._evaluate_and_remember(key, state.board, state.to_move, previous.weights)
+        # Walk back through the history to the nearest remembered position, then forward again.
+        pending = [(key, state.board.copy(), state.to_move)]
+        walker = state.copy()
+        previous = None
+        while walker.history:
+            walker.undo()
+            length = len(walker.history)
+            earlier_key = (prefix, history[:length], history[length][0])
+            previous = self._lookup(earlier_key, walker.board.hash)
+            if previous is not None:
+                break
+            pending.append((earlier_key, walker.board.copy(), history[length][0]))
+        if previous is None:
+            _, first_board, first_to_move = pending[-1]
+            weights = self._bootstrap_weights(first_board, first_to_move)
+        else:
+            weights = previous.weights
+        for earlier_key, board, to_move in reversed(pending):
+            previous = self._evaluate_and_remember(earlier_key, board, to_move, weights)
+            weights = previous.weights
+        return previous
+
+    def _bootstrap_weights(self, board, to_move):
+        """Recurrence weights for a position without a predecessor: its own outputs when it is
+        evaluated from the prior."""
+        prior = isn.prior_liberty_weights(board.num_locs)
+        outputs, _, _, _ = self.network.evaluate_board(board, to_move, prior, self.capture_value,
+                                                       self.stone_value)
+        self.evaluations += 1
+        return isn.liberty_weights(outputs, to_move)
+
+    def _evaluate_and_remember(self, key, board, to_move, previous_weights):
+        outputs, inputs, _, total = self.network.evaluate_board(
+            board, to_move, previous_weights, self.capture_value, self.stone_value)
+        self.evaluations += 1
+        position = _Position(board.hash, to_move, _read_only(outputs), _read_only(inputs), total,
+                             _read_only(self._ownership(outputs, inputs, to_move)),
+                             _read_only(isn.liberty_weights(outputs, to_move)))
+        self._cache[key] = position
+        self._cache.move_to_end(key)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return position
+
+    def _lookup(self, key, board_hash):
+        position = self._cache.get(key)
+        if position is None or position.board_hash != board_hash:
+            return None
+        self._cache.move_to_end(key)
+        return position
+
+    @staticmethod
+    def _ownership(outputs, inputs, to_move):
+        """Per point, the Chinese-scoring reward (c = 0, s = 1) in real colours, +1 for Black."""
+        states = np.full(len(inputs), EMPTY)
+        states[(inputs >= isn.INPUT_WHITE_C1) & (inputs < isn.INPUT_BLACK_C1)] = WHITE
+        states[(inputs >= isn.INPUT_BLACK_C1) & (inputs < isn.INPUT_EMPTY_POINT)] = BLACK
+        frame_white = isn.point_rewards(outputs, states, 0.0, 1.0)
+        frame_white[inputs == isn.INPUT_OFF_BOARD_POINT] = 0.0
+        return -frame_white if to_move == BLACK else frame_white
+
+
+class UniformEvaluator(Evaluator):
+    """A trivial evaluator for tests: the Tromp-Taylor area count of the position as it stands
+    (every stone alive). ownership is +1/-1 for black/white stones and one-colour regions."""
+
+    def evaluate(self, state):
+        from engine.game import area_score
+        black_margin = area_score(state.board, state.rules.komi)
+        value = black_margin if state.to_move == BLACK else -black_margin
+        ownership = self._ownership(state.board)
+        return Evaluation(float(value), ownership, ownership[:, None].copy())
+
+    def successor_values(self, state):
+        from engine.game import area_score
+        mover = state.to_move
+        moves = state.legal_moves() + [PASS]
+        board = state.board.copy()
+        values = np.empty(len(moves))
+        for i, move in enumerate(moves):
+            board.play(move, mover, state.rules.suicide)
+            black_margin = area_score(board, state.rules.komi)
+            values[i] = black_margin if mover == BLACK else -black_margin
+            board.undo()
+        return moves, values
+
+    @staticmethod
+    def _ownership(board):
+        value_of = {"black_stone": 1.0, "black_empty": 1.0, "white_stone": -1.0,
+                    "white_empty": -1.0, "neutral_empty": 0.0, None: 0.0}
+        return np.array([value_of[status] for status in isn.final_status(board)])
+
+
+def load_evaluator(path=None, **options):
+    """NetworkEvaluator from a weight file (None: weights.DEFAULT_WEIGHTS). options go to
+    NetworkEvaluator (capture_value, stone_value, cache_size). Raises weights.WeightFileError
+    (a ValueError) naming the file and the problem."""
+    from engine import weights
+    network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
+    return NetworkEvaluator(network, metadata=metadata, **options)

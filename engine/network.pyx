@@ -1,0 +1,1102 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Blair's Internal Symmetry Network (2008): the default evaluator's network.
+
+Reading order: equivariant_basis() (how the weight tying is derived), Network.__init__ (the
+parameter layout, see also network.pxd), hidden_cell()/output_cell()/forward_all() (the forward
+pass), encode_board() (the isn14 inputs and the implicit recurrence), successor_delta() (the
+incremental 1-ply evaluation), backward() (training). engine/evaluator.py wraps all this behind
+the Evaluator interface; engine/weights.py reads and writes the parameter vector.
+
+The network (paper, section III). A cell per point of the extended lattice; each on-board cell has
+hidden units of the D8 irreducible types T, S, D, C, F (F two-dimensional), each border cell the
+off-board input and zero hidden units. Hidden = tanh(sum over the 3x3 field of input weights),
+output = sigmoid(shortcut from the 3x3 inputs + the 3x3 hidden units). The 3x3 kernels are tied
+so that rotating or reflecting the board permutes the outputs exactly.
+
+Biases. With a one-hot input set (isn14: exactly one active input per cell) a bias is redundant:
+adding b to an output's bias is the same as adding b to its centre shortcut weights from all 14
+inputs, and likewise for a T unit's bias and its centre input weights. The paper's 714 free
+parameters therefore have no explicit biases, and neither does this network for one-hot feature
+sets. Only T units could have a bias at all (S, D, C and F units change sign under some symmetry).
+A feature set that is not one-hot gets explicit output and T biases (FeatureSet.one_hot).
+
+Colours. The network always sees the side to move as Black (as NeuroGo does), so the same
+position with the colours swapped and the other side to move gives identical inputs. In this frame
+the paper's "white" is the player who has just moved: rewards are positive for that player.
+
+Recurrence. A chain's liberty class comes from the previous evaluation's outputs (recurrence
+weights, liberty_weights()); what the first position of a game uses, and how positions without an
+evaluated predecessor are handled, is engine/evaluator.py's business (see its docstring).
+
+A Network keeps its activations in per-object buffers: use one Network per thread.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from libc.math cimport exp, log1p
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy
+
+from engine.board cimport Board
+from engine.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
+                           MAX_LOCS, MIN_SIZE, MAX_SIZE)
+
+# ---------------------------------------------------------------------------------------------
+# Names and constants for Python code
+
+OFFSET_NAMES = ("O", "E", "N", "W", "S", "NE", "NW", "SW", "SE")
+OFFSET_VECTORS = ((0, 0), (1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1))
+OFFSET_ORBITS = (0, 1, 1, 1, 1, 2, 2, 2, 2)   # centre, edge neighbours, diagonal neighbours
+OUTPUT_NAMES = ("Z+", "Zo", "Z.", "A+o", "A+.", "Ao", "A.")
+N_OUTPUTS = NUM_OUTPUTS
+N_CLASSES = NUM_CLASSES
+INPUT_WHITE_C1 = INPUT_WHITE
+INPUT_BLACK_C1 = INPUT_BLACK
+INPUT_EMPTY_POINT = INPUT_EMPTY
+INPUT_OFF_BOARD_POINT = INPUT_OFF_BOARD
+
+# Columns of the recurrence weights (num_locs, 4), in real colours (see network.pxd).
+LIBERTY_WEIGHT_COLUMNS = {"black_z": WEIGHT_BLACK_Z, "black_a": WEIGHT_BLACK_A,
+                          "white_z": WEIGHT_WHITE_Z, "white_a": WEIGHT_WHITE_A}
+
+# The recurrence prior, for a position whose predecessor was never evaluated (see
+# prior_liberty_weights): every liberty is an undecided point (z = 0.5) that is not an eye (a = 0),
+# so classes go by liberty count alone: one liberty C1, two C2, three or more C3.
+PRIOR_LIBERTY_Z = 0.5
+PRIOR_LIBERTY_A = 0.0
+
+# Colour swap of the seven outputs (frame change): Z+ -> 1-Z+, Zo <-> 1-Z., A+o <-> A+., Ao <-> A.
+SWAP_PERMUTATION = np.array([0, 2, 1, 4, 3, 6, 5])
+SWAP_COMPLEMENT = np.array([True, True, True, False, False, False, False])
+
+FeatureSet = namedtuple("FeatureSet", "name version num_inputs one_hot description")
+FEATURE_SETS = {
+    "isn14": FeatureSet(
+        "isn14", 1, ISN14_INPUTS, True,
+        "Blair's 14 one-hot inputs: white stone C1..C6, black stone C1..C6, empty, off-board; "
+        "classes from the previous evaluation's Z+ and A+ summed over the chain's liberties"),
+}
+
+HIDDEN_TYPES = ("T", "S", "D", "C", "F")
+
+# ---------------------------------------------------------------------------------------------
+# The weight tying, derived by group averaging
+
+_ROTATION = np.array([[0, -1], [1, 0]])     # r[a, b] = [-b, a]
+_REFLECTION = np.array([[-1, 0], [0, 1]])   # s[a, b] = [-a, b]
+# The action of r and s on each hidden type (paper, section III). F transforms as the vector (a, b).
+_REPRESENTATIONS = {
+    "T": (np.eye(1), np.eye(1)),
+    "S": (-np.eye(1), np.eye(1)),
+    "D": (-np.eye(1), -np.eye(1)),
+    "C": (np.eye(1), -np.eye(1)),
+    "F": (_ROTATION.astype(float), _REFLECTION.astype(float)),
+}
+
+
+def symmetry_group(hidden_type="T"):
+    """The 8 elements r^k s^m of D8 as (2x2 integer matrix acting on (east, north) offsets,
+    representation matrix acting on a hidden unit of hidden_type)."""
+    rho_r, rho_s = _REPRESENTATIONS[hidden_type]
+    elements = []
+    for k in range(4):
+        for m in range(2):
+            geometric = np.linalg.matrix_power(_ROTATION, k) @ np.linalg.matrix_power(_REFLECTION, m)
+            internal = np.linalg.matrix_power(rho_r, k) @ np.linalg.matrix_power(rho_s, m)
+            elements.append((geometric, internal))
+    return elements
+
+
+_BASIS_CACHE = {}
+
+
+def equivariant_basis(hidden_type):
+    """Basis of the 3x3 kernels V (shape (9, dim): offset x hidden component) that make a unit of
+    hidden_type equivariant: V[g nu] = rho(g) V[nu] for all g in D8. The same constraint ties the
+    input->hidden and the hidden->output kernels (paper, Appendix). Found by projecting every
+    elementary kernel with the group average P(V)[nu] = 1/8 sum_g rho(g)^-1 V[g nu] and keeping
+    a linearly independent set, each scaled so its entries are 0 or +-1."""
+    if hidden_type in _BASIS_CACHE:
+        return [b.copy() for b in _BASIS_CACHE[hidden_type]]
+    index = {vector: k for k, vector in enumerate(OFFSET_VECTORS)}
+    elements = symmetry_group(hidden_type)
+    dim = elements[0][1].shape[0]
+    basis = []
+    for nu in range(NUM_OFFSETS):
+        for component in range(dim):
+            kernel = np.zeros((NUM_OFFSETS, dim))
+            kernel[nu, component] = 1.0
+            projected = np.zeros((NUM_OFFSETS, dim))
+            for geometric, internal in elements:
+                inverse = np.linalg.inv(internal)
+                for k, vector in enumerate(OFFSET_VECTORS):
+                    image = index[tuple(int(x) for x in geometric @ np.array(vector))]
+                    projected[k] += inverse @ kernel[image]
+            projected /= len(elements)
+            if np.abs(projected).max() < 1e-12:
+                continue
+            candidate = projected / np.abs(projected).max()
+            stacked = np.array([b.ravel() for b in basis] + [candidate.ravel()])
+            if np.linalg.matrix_rank(stacked, tol=1e-9) > len(basis):
+                basis.append(candidate)
+    for b in basis:
+        if not np.all(np.isin(np.round(b, 12), (-1.0, 0.0, 1.0))):
+            raise AssertionError(f"basis kernel of {hidden_type} is not a signed 0/1 pattern: {b}")
+        b[...] = np.round(b)
+    _BASIS_CACHE[hidden_type] = basis
+    return [b.copy() for b in basis]
+
+
+# ---------------------------------------------------------------------------------------------
+# Small nogil helpers
+
+cdef double CLASS_LOW = 0.75      # the paper's class thresholds (section IV.B)
+cdef double CLASS_HIGH = 1.5
+CLASS_THRESHOLDS = (CLASS_LOW, CLASS_HIGH)
+
+
+cdef int liberty_class(double z_sum, double a_sum) noexcept nogil:
+    """Class index 0..5 (C1..C6) from the sums over a chain's liberties (paper, section IV.B)."""
+    if a_sum < CLASS_LOW:
+        if z_sum < CLASS_LOW:
+            return 0
+        if z_sum < CLASS_HIGH:
+            return 1
+        return 2
+    if a_sum < CLASS_HIGH:
+        if z_sum < CLASS_HIGH:
+            return 3
+        return 4
+    return 5
+
+
+cdef double point_reward(const double *y, int state, double c, double s) noexcept nogil:
+    """Expected reward of one point for the frame's White (Tables I-III): R^s = s R^1 + (1-s) R^0,
+    state being the point's current content in the frame (EMPTY, WHITE or BLACK)."""
+    cdef double r1, r0
+    if state == C_EMPTY:
+        r1 = 2.0 * y[OUT_Z_EMPTY] - 1.0
+        r0 = y[OUT_A_EMPTY_WHITE] - y[OUT_A_EMPTY_BLACK]
+    elif state == C_WHITE:
+        r1 = (2.0 + c) * y[OUT_Z_WHITE] - (1.0 + c)
+        r0 = c * (y[OUT_Z_WHITE] - 1.0) - y[OUT_A_WHITE]
+    else:
+        r1 = (2.0 + c) * y[OUT_Z_BLACK] - 1.0
+        r0 = c * y[OUT_Z_BLACK] + y[OUT_A_BLACK]
+    return s * r1 + (1.0 - s) * r0
+
+
+cdef inline int set_cell(Activations act, int p, int new_input, int new_state,
+                         int num_changed) noexcept nogil:
+    """Overwrite a cell's input, logging the old value for restoration; returns the log length."""
+    if act.inputs[p] == new_input and act.cell_state[p] == new_state:
+        return num_changed
+    act.changed_cells[num_changed] = p
+    act.changed_old_input[num_changed] = act.inputs[p]
+    act.changed_old_state[num_changed] = act.cell_state[p]
+    act.inputs[p] = new_input
+    act.cell_state[p] = new_state
+    return num_changed + 1
+
+
+cdef inline double softplus(double z) noexcept nogil:
+    if z > 0:
+        return z + log1p(exp(-z))
+    return log1p(exp(z))
+
+
+# ---------------------------------------------------------------------------------------------
+
+cdef class Activations:
+
+    def __cinit__(self, int num_hidden, int num_features, int num_pool_entries):
+        self.num_hidden = num_hidden
+        self.num_features = num_features
+        self.num_pool_entries = num_pool_entries
+        self.size = 0
+        self.epoch = 0
+        self.pool_delta = <int *> malloc(max(num_pool_entries, 1) * sizeof(int))
+        self.hidden = <double *> malloc(MAX_LOCS * max(num_hidden, 1) * sizeof(double))
+        self.pooled = <double *> malloc(MAX_LOCS * max(num_features, 1) * sizeof(double))
+        self.pre = <double *> malloc(MAX_LOCS * NUM_OUTPUTS * sizeof(double))
+        self.outputs = <double *> malloc(MAX_LOCS * NUM_OUTPUTS * sizeof(double))
+        self.saved_hidden = <double *> malloc(MAX_LOCS * max(num_hidden, 1) * sizeof(double))
+        if (self.pool_delta == NULL or self.hidden == NULL or self.pooled == NULL or self.pre == NULL
+                or self.outputs == NULL or self.saved_hidden == NULL):
+            raise MemoryError()
+        memset(self.hidden_mark, 0, sizeof(self.hidden_mark))
+        memset(self.output_mark, 0, sizeof(self.output_mark))
+        memset(self.chain_mark, 0, sizeof(self.chain_mark))
+
+    def __dealloc__(self):
+        free(self.pool_delta)
+        free(self.hidden)
+        free(self.pooled)
+        free(self.pre)
+        free(self.outputs)
+        free(self.saved_hidden)
+
+    cdef unsigned int next_epoch(self) noexcept nogil:
+        self.epoch += 1
+        if self.epoch == 0:  # wrapped after 2^32 uses: clear the marks once
+            memset(self.hidden_mark, 0, sizeof(self.hidden_mark))
+            memset(self.output_mark, 0, sizeof(self.output_mark))
+            memset(self.chain_mark, 0, sizeof(self.chain_mark))
+            self.epoch = 1
+        return self.epoch
+
+
+cdef double *double_pointer(arr) except NULL:
+    """Raw pointer into a C-contiguous float64 array; the caller keeps the array alive."""
+    cdef double[::1] flat = arr.reshape(-1)
+    return &flat[0]
+
+
+cdef int *int_pointer(arr) except NULL:
+    cdef int[::1] flat = arr.reshape(-1)
+    return &flat[0]
+
+
+cdef class Network:
+    """The Internal Symmetry Network. Network(feature_set="isn14", trivial=4, symmetric=2,
+    diagonal=2, chiral=0, faithful=2) is the paper's network with 714 free parameters, all zero:
+    set them with set_params() (engine/weights.py makes random or saved ones)."""
+
+    def __init__(self, str feature_set="isn14", int trivial=4, int symmetric=2, int diagonal=2,
+                 int chiral=0, int faithful=2, explicit_biases=None):
+        if feature_set not in FEATURE_SETS:
+            raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(FEATURE_SETS)}")
+        counts = {"T": trivial, "S": symmetric, "D": diagonal, "C": chiral, "F": faithful}
+        for name, count in counts.items():
+            if count < 0:
+                raise ValueError(f"hidden unit count for {name} must be >= 0, not {count}")
+        spec = FEATURE_SETS[feature_set]
+        self.feature_set = feature_set
+        self.num_inputs = spec.num_inputs
+        # Explicit biases follow from the feature set; the override exists for experiments and tests.
+        self.explicit_biases = (not spec.one_hot) if explicit_biases is None else bool(explicit_biases)
+        self.num_trivial, self.num_symmetric, self.num_diagonal = trivial, symmetric, diagonal
+        self.num_chiral, self.num_faithful = chiral, faithful
+        self.num_hidden = trivial + symmetric + diagonal + chiral + 2 * faithful
+        if self.num_hidden > MAX_HIDDEN:
+            raise ValueError(f"{self.num_hidden} hidden units per cell is more than {MAX_HIDDEN}")
+
+        # Features: one per (hidden unit or F pair, equivariant basis kernel).
+        features = []          # list of [(offset index, hidden unit, sign)]
+        feature_types = []
+        unit = 0
+        for hidden_type in HIDDEN_TYPES:
+            basis = equivariant_basis(hidden_type)
+            dim = 2 if hidden_type == "F" else 1
+            for _ in range(counts[hidden_type]):
+                for kernel in basis:
+                    features.append([(k, unit + d, int(kernel[k, d]))
+                                     for k in range(NUM_OFFSETS) for d in range(dim)
+                                     if kernel[k, d] != 0])
+                    feature_types.append(hidden_type)
+                unit += dim
+        self.num_features = len(features)
+        if self.num_features > MAX_FEATURES:
+            raise ValueError(f"{self.num_features} features is more than {MAX_FEATURES}")
+        self.num_pool_entries = sum(len(entries) for entries in features)
+
+        ni, nf, nh = self.num_inputs, self.num_features, self.num_hidden
+        self.shortcut_start = 0
+        self.output_start = NUM_OUTPUTS * ni * 3
+        self.input_start = self.output_start + NUM_OUTPUTS * nf
+        self.bias_start = self.input_start + nf * ni
+        self.num_params = self.bias_start + ((NUM_OUTPUTS + trivial) if self.explicit_biases else 0)
+
+        pool_start = np.zeros(nf + 1, dtype=np.intc)
+        pool_offset, pool_hidden, pool_sign = [], [], []
+        for f, entries in enumerate(features):
+            pool_start[f + 1] = pool_start[f] + len(entries)
+            for k, h, sign in entries:
+                pool_offset.append(k)
+                pool_hidden.append(h)
+                pool_sign.append(float(sign))
+        tables = {
+            "hidden": np.zeros((NUM_OFFSETS, ni, max(nh, 1))),
+            "shortcut": np.zeros((NUM_OFFSETS, ni, NUM_OUTPUTS)),
+            "output": np.zeros((max(nf, 1), NUM_OUTPUTS)),
+            "hidden_bias": np.zeros(max(nh, 1)),
+            "output_bias": np.zeros(NUM_OUTPUTS),
+            "pool_start": pool_start,
+            "pool_offset": np.array(pool_offset + [0], dtype=np.intc),
+            "pool_hidden": np.array(pool_hidden + [0], dtype=np.intc),
+            "pool_sign": np.array(pool_sign + [0.0]),
+            "grad_hidden_table": np.zeros((NUM_OFFSETS, ni, max(nh, 1))),
+            "grad_shortcut_table": np.zeros((NUM_OFFSETS, ni, NUM_OUTPUTS)),
+            "grad_output": np.zeros((max(nf, 1), NUM_OUTPUTS)),
+            "grad_hidden_bias": np.zeros(max(nh, 1)),
+            "grad_output_bias": np.zeros(NUM_OUTPUTS),
+            "grad_hidden": np.zeros((MAX_LOCS, max(nh, 1))),
+        }
+        self._tables = tables
+        self._features = features
+        self.feature_types = tuple(feature_types)
+        self.hidden_table = double_pointer(tables["hidden"])
+        self.shortcut_table = double_pointer(tables["shortcut"])
+        self.output_weights = double_pointer(tables["output"])
+        self.hidden_bias = double_pointer(tables["hidden_bias"])
+        self.output_bias = double_pointer(tables["output_bias"])
+        self.pool_sign = double_pointer(tables["pool_sign"])
+        self.pool_start = int_pointer(tables["pool_start"])
+        self.pool_offset = int_pointer(tables["pool_offset"])
+        self.pool_hidden = int_pointer(tables["pool_hidden"])
+        self.grad_hidden_table = double_pointer(tables["grad_hidden_table"])
+        self.grad_shortcut_table = double_pointer(tables["grad_shortcut_table"])
+        self.grad_output_weights = double_pointer(tables["grad_output"])
+        self.grad_hidden_bias = double_pointer(tables["grad_hidden_bias"])
+        self.grad_output_bias = double_pointer(tables["grad_output_bias"])
+        self.grad_hidden = double_pointer(tables["grad_hidden"])
+        for k in range(NUM_OFFSETS):
+            self.orbit_of_offset[k] = OFFSET_ORBITS[k]
+        self.scratch = Activations(nh, nf, self.num_pool_entries)
+        self.base = Activations(nh, nf, self.num_pool_entries)
+        self._params = np.zeros(self.num_params)
+        self._expand()
+
+    # ----------------------------------------------------------------- parameters
+
+    @property
+    def hidden_counts(self):
+        return {"T": self.num_trivial, "S": self.num_symmetric, "D": self.num_diagonal,
+                "C": self.num_chiral, "F": self.num_faithful}
+
+    def __reduce__(self):
+        """Networks pickle by architecture and parameters (e.g. to self-play worker processes)."""
+        return (_rebuild_network, (self.feature_set, self.num_trivial, self.num_symmetric,
+                                   self.num_diagonal, self.num_chiral, self.num_faithful,
+                                   bool(self.explicit_biases), self.get_params()))
+
+    def get_params(self):
+        """A copy of the flat parameter vector (float64, layout in network.pxd)."""
+        return self._params.copy()
+
+    def set_params(self, params):
+        """Replace the parameters (any float array of num_params finite values) and rebuild the
+        expanded kernels the forward pass uses."""
+        vector = np.asarray(params, dtype=np.float64)
+        if vector.shape != (self.num_params,):
+            raise ValueError(f"expected {self.num_params} parameters, got shape {vector.shape}")
+        if not np.all(np.isfinite(vector)):
+            raise ValueError("parameters contain NaN or infinity")
+        self._params[...] = vector
+        self._expand()
+
+    def decay(self, double factor):
+        """Weight decay: multiply every parameter by factor (the paper: 0.99999 per game)."""
+        if not 0.0 < factor <= 1.0:
+            raise ValueError(f"decay factor must be in (0, 1], not {factor}")
+        self._params *= factor
+        self._expand()
+
+    def parameter_blocks(self):
+        """{name: (start, stop, shape)} of the blocks of the parameter vector."""
+        blocks = {
+            "shortcut": (self.shortcut_start, self.output_start, (NUM_OUTPUTS, self.num_inputs, 3)),
+            "output": (self.output_start, self.input_start, (NUM_OUTPUTS, self.num_features)),
+            "input": (self.input_start, self.bias_start, (self.num_features, self.num_inputs)),
+        }
+        if self.explicit_biases:
+            blocks["output_bias"] = (self.bias_start, self.bias_start + NUM_OUTPUTS, (NUM_OUTPUTS,))
+            blocks["trivial_bias"] = (self.bias_start + NUM_OUTPUTS, self.num_params,
+                                      (self.num_trivial,))
+        return blocks
+
+    def _expand(self):
+        """Rebuild the dense 3x3 kernels from the free parameters (in place: pointers stay valid)."""
+        self.params_version += 1     # lets evaluators drop evaluations made with older parameters
+        blocks = self.parameter_blocks()
+        p = self._params
+        def block(name):
+            start, stop, shape = blocks[name]
+            return p[start:stop].reshape(shape)
+        tables = self._tables
+        orbits = np.array(OFFSET_ORBITS)
+        tables["shortcut"][...] = block("shortcut")[:, :, orbits].transpose(2, 1, 0)
+        if self.num_features:
+            tables["output"][...] = block("output").T
+            hidden = tables["hidden"]
+            hidden[...] = 0.0
+            inputs = block("input")
+            for f, entries in enumerate(self._features):
+                for k, h, sign in entries:
+                    hidden[k, :, h] += sign * inputs[f]
+        tables["hidden_bias"][...] = 0.0
+        tables["output_bias"][...] = 0.0
+        if self.explicit_biases:
+            tables["output_bias"][...] = block("output_bias")
+            tables["hidden_bias"][:self.num_trivial] = block("trivial_bias")
+
+    def dense_kernels(self):
+        """The expanded kernels, indexed by offset in OFFSET_NAMES order:
+        input_hidden [9][inputs][hidden], input_output [9][inputs][7], hidden_output [9][hidden][7],
+        where offset nu connects the output (or hidden) cell x to the cell x + nu."""
+        nh = self.num_hidden
+        hidden_output = np.zeros((NUM_OFFSETS, max(nh, 1), NUM_OUTPUTS))
+        output = self._tables["output"]
+        for f, entries in enumerate(self._features):
+            for k, h, sign in entries:
+                hidden_output[k, h] += sign * output[f]
+        return {"input_hidden": self._tables["hidden"][:, :, :nh].copy(),
+                "input_output": self._tables["shortcut"].copy(),
+                "hidden_output": hidden_output[:, :nh].copy(),
+                "hidden_bias": self._tables["hidden_bias"][:nh].copy(),
+                "output_bias": self._tables["output_bias"].copy()}
+
+    # ----------------------------------------------------------------- forward pass (nogil)
+
+    cdef void prepare(self, Activations act, int size) noexcept nogil:
+        cdef int stride = size + 2, k, a, b, e, row, col, n = 0
+        if act.size == size:
+            return
+        act.size = size
+        act.stride = stride
+        act.num_locs = stride * stride
+        # OFFSET_VECTORS as lattice offsets: east is +1, north is -stride.
+        act.offsets[0] = 0
+        act.offsets[1] = 1
+        act.offsets[2] = -stride
+        act.offsets[3] = -1
+        act.offsets[4] = stride
+        act.offsets[5] = 1 - stride
+        act.offsets[6] = -1 - stride
+        act.offsets[7] = -1 + stride
+        act.offsets[8] = 1 + stride
+        k = 0
+        for b in range(-2, 3):
+            for a in range(-2, 3):
+                act.window[k] = a + b * stride
+                k += 1
+        act.neighbours[0] = 1
+        act.neighbours[1] = -1
+        act.neighbours[2] = stride
+        act.neighbours[3] = -stride
+        for e in range(self.num_pool_entries):
+            act.pool_delta[e] = act.offsets[self.pool_offset[e]] * self.num_hidden + self.pool_hidden[e]
+        memset(act.on_board, 0, sizeof(act.on_board))
+        for row in range(size):
+            for col in range(size):
+                act.cells[n] = (row + 1) * stride + col + 1
+                act.on_board[act.cells[n]] = 1
+                n += 1
+        act.num_cells = n
+
+    cdef void hidden_cell(self, Activations act, int p) noexcept nogil:
+        cdef int nh = self.num_hidden, ni = self.num_inputs, k, h
+        cdef double *out = act.hidden + p * nh
+        cdef const double *row
+        for h in range(nh):
+            out[h] = self.hidden_bias[h]
+        for k in range(NUM_OFFSETS):
+            row = self.hidden_table + (k * ni + act.inputs[p + act.offsets[k]]) * nh
+            for h in range(nh):
+                out[h] += row[h]
+        for h in range(nh):
+            # tanh written through exp: glibc's tanh costs about three exps, and this form is
+            # within 1e-16 of it in absolute terms (the only terms that matter in the sums).
+            out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)
+
+    cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
+                          double *y) noexcept nogil:
+        cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, e
+        cdef const double *row
+        cdef const double *cell_hidden = act.hidden + p * self.num_hidden
+        cdef double acc
+        for o in range(NUM_OUTPUTS):
+            pre[o] = self.output_bias[o]
+        for k in range(NUM_OFFSETS):
+            row = self.shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * NUM_OUTPUTS
+            for o in range(NUM_OUTPUTS):
+                pre[o] += row[o]
+        for f in range(nf):
+            acc = 0.0
+            for e in range(self.pool_start[f], self.pool_start[f + 1]):
+                acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
+            pooled[f] = acc
+            row = self.output_weights + f * NUM_OUTPUTS
+            for o in range(NUM_OUTPUTS):
+                pre[o] += acc * row[o]
+        for o in range(NUM_OUTPUTS):
+            y[o] = 1.0 / (1.0 + exp(-pre[o]))
+
+    cdef void forward_all(self, Activations act, double c, double s) noexcept nogil:
+        cdef int i, p, nh = self.num_hidden, nf = self.num_features
+        cdef double total = 0.0, r
+        memset(act.hidden, 0, act.num_locs * nh * sizeof(double))
+        memset(act.outputs, 0, act.num_locs * NUM_OUTPUTS * sizeof(double))
+        memset(act.pre, 0, act.num_locs * NUM_OUTPUTS * sizeof(double))
+        memset(act.rewards, 0, act.num_locs * sizeof(double))
+        for i in range(act.num_cells):
+            self.hidden_cell(act, act.cells[i])
+        for i in range(act.num_cells):
+            p = act.cells[i]
+            self.output_cell(act, p, act.pooled + p * nf, act.pre + p * NUM_OUTPUTS,
+                             act.outputs + p * NUM_OUTPUTS)
+            r = point_reward(act.outputs + p * NUM_OUTPUTS, act.cell_state[p], c, s)
+            act.rewards[p] = r
+            total += r
+        act.total = total
+
+    # ----------------------------------------------------------------- inputs from a board (isn14)
+
+    cdef int chain_class(self, Activations act, Board board, int p,
+                         const double *weights) noexcept nogil:
+        cdef int n = board.chain_liberties_into(p, act.liberties), j
+        cdef int k = WEIGHT_BLACK_Z if board.colour[p] == C_BLACK else WEIGHT_WHITE_Z
+        cdef double z_sum = 0.0, a_sum = 0.0
+        cdef const double *w
+        for j in range(n):
+            w = weights + act.liberties[j] * WEIGHTS_PER_POINT + k
+            z_sum += w[0]
+            a_sum += w[1]
+        return liberty_class(z_sum, a_sum)
+
+    cdef void encode_board(self, Activations act, Board board, int to_move,
+                           const double *weights) noexcept nogil:
+        cdef unsigned int epoch = act.next_epoch()
+        cdef int p, colour, head, cls
+        for p in range(act.num_locs):
+            if not act.on_board[p]:
+                act.inputs[p] = INPUT_OFF_BOARD
+                act.cell_state[p] = C_EMPTY
+                continue
+            colour = board.colour[p]
+            if colour == C_EMPTY:
+                act.inputs[p] = INPUT_EMPTY
+                act.cell_state[p] = C_EMPTY
+                continue
+            head = board.chain_head[p]
+            if act.chain_mark[head] != epoch:
+                act.chain_mark[head] = epoch
+                act.class_of_head[head] = self.chain_class(act, board, head, weights)
+            cls = act.class_of_head[head]
+            if colour == to_move:
+                act.inputs[p] = INPUT_BLACK + cls
+                act.cell_state[p] = C_BLACK
+            else:
+                act.inputs[p] = INPUT_WHITE + cls
+                act.cell_state[p] = C_WHITE
+
+    # ----------------------------------------------------------------- incremental successors
+
+    cdef double successor_delta(self, Activations act, Board board, int move, int mover,
+                                const double *weights, double c, double s) noexcept nogil:
+        # 1. Which inputs change: the points whose colour changed (the move, the captured stones,
+        #    or the mover's own chain after an allowed suicide) and every chain that contains or
+        #    touches one of them, because only those chains can have a different liberty set, so
+        #    a different class. Everything else keeps the input of the position before the move.
+        cdef int *captured
+        cdef int num_captured = board.last_move_captured(&captured)
+        cdef unsigned int epoch = act.next_epoch()
+        cdef int frame_black = 3 - mover      # the successor's side to move
+        cdef int num_changed = 0, num_hidden_cells = 0, nh = self.num_hidden
+        cdef int j, t, k, q, r, colour, head, cls, new_input, new_state, stone
+        cdef double delta = 0.0
+        cdef double pooled[MAX_FEATURES]
+        cdef double pre[NUM_OUTPUTS]
+        cdef double y[NUM_OUTPUTS]
+        for j in range(-1, num_captured):
+            q = move if j < 0 else captured[j]
+            for t in range(5):
+                r = q if t == 0 else q + act.neighbours[t - 1]
+                colour = board.colour[r]
+                if colour == C_EMPTY:
+                    if t == 0:
+                        num_changed = set_cell(act, r, INPUT_EMPTY, C_EMPTY, num_changed)
+                elif colour == C_BLACK or colour == C_WHITE:
+                    head = board.chain_head[r]
+                    if act.chain_mark[head] == epoch:
+                        continue
+                    act.chain_mark[head] = epoch
+                    cls = self.chain_class(act, board, head, weights)
+                    if colour == frame_black:
+                        new_input = INPUT_BLACK + cls
+                        new_state = C_BLACK
+                    else:
+                        new_input = INPUT_WHITE + cls
+                        new_state = C_WHITE
+                    stone = head
+                    while True:
+                        num_changed = set_cell(act, stone, new_input, new_state, num_changed)
+                        stone = board.next_in_chain[stone]
+                        if stone == head:
+                            break
+        if num_changed == 0:
+            return 0.0
+        # 2. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
+        for j in range(num_changed):
+            q = act.changed_cells[j]
+            for k in range(NUM_OFFSETS):
+                r = q + act.offsets[k]
+                if act.on_board[r] and act.hidden_mark[r] != epoch:
+                    act.hidden_mark[r] = epoch
+                    memcpy(act.saved_hidden + num_hidden_cells * nh, act.hidden + r * nh,
+                           nh * sizeof(double))
+                    act.hidden_cells[num_hidden_cells] = r
+                    num_hidden_cells += 1
+        for j in range(num_hidden_cells):
+            self.hidden_cell(act, act.hidden_cells[j])
+        # 3. Outputs within the 5x5 window of a changed input see a changed input or hidden unit.
+        for j in range(num_changed):
+            q = act.changed_cells[j]
+            for k in range(NUM_WINDOW):
+                r = q + act.window[k]
+                if r < 0 or r >= act.num_locs or not act.on_board[r] or act.output_mark[r] == epoch:
+                    continue
+                act.output_mark[r] = epoch
+                self.output_cell(act, r, pooled, pre, y)
+                delta += point_reward(y, act.cell_state[r], c, s) - act.rewards[r]
+        # 4. Restore the position before the move.
+        for j in range(num_hidden_cells):
+            memcpy(act.hidden + act.hidden_cells[j] * nh, act.saved_hidden + j * nh,
+                   nh * sizeof(double))
+        for j in range(num_changed - 1, -1, -1):
+            q = act.changed_cells[j]
+            act.inputs[q] = act.changed_old_input[j]
+            act.cell_state[q] = act.changed_old_state[j]
+        return delta
+
+    # ----------------------------------------------------------------- backward pass (nogil)
+
+    cdef double backward(self, Activations act, const double *targets,
+                         const unsigned char *mask, double *grad) noexcept nogil:
+        cdef int ni = self.num_inputs, nh = self.num_hidden, nf = self.num_features
+        cdef int i, p, o, k, f, e, h, input_index, orbit
+        cdef double loss = 0.0, acc, z, t, g
+        cdef double delta[NUM_OUTPUTS]
+        cdef const double *y
+        cdef const double *cell_pooled
+        cdef double *cell_grad_hidden
+        cdef double *row
+        cdef bint any_target
+        # Loss: masked cross-entropy per output, written through the pre-activation for stability;
+        # its derivative with respect to the pre-activation is y - t.
+        if grad == NULL:
+            for i in range(act.num_cells):
+                p = act.cells[i]
+                for o in range(NUM_OUTPUTS):
+                    if mask[p * NUM_OUTPUTS + o]:
+                        z = act.pre[p * NUM_OUTPUTS + o]
+                        loss += softplus(z) - targets[p * NUM_OUTPUTS + o] * z
+            return loss
+        memset(self.grad_hidden_table, 0, NUM_OFFSETS * ni * nh * sizeof(double))
+        memset(self.grad_shortcut_table, 0, NUM_OFFSETS * ni * NUM_OUTPUTS * sizeof(double))
+        memset(self.grad_output_weights, 0, nf * NUM_OUTPUTS * sizeof(double))
+        memset(self.grad_hidden_bias, 0, nh * sizeof(double))
+        memset(self.grad_output_bias, 0, NUM_OUTPUTS * sizeof(double))
+        memset(self.grad_hidden, 0, act.num_locs * nh * sizeof(double))
+        for i in range(act.num_cells):
+            p = act.cells[i]
+            y = act.outputs + p * NUM_OUTPUTS
+            any_target = False
+            for o in range(NUM_OUTPUTS):
+                if mask[p * NUM_OUTPUTS + o]:
+                    t = targets[p * NUM_OUTPUTS + o]
+                    z = act.pre[p * NUM_OUTPUTS + o]
+                    loss += softplus(z) - t * z
+                    delta[o] = y[o] - t
+                    any_target = True
+                else:
+                    delta[o] = 0.0
+            if not any_target:
+                continue
+            for o in range(NUM_OUTPUTS):
+                self.grad_output_bias[o] += delta[o]
+            for k in range(NUM_OFFSETS):
+                row = self.grad_shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * NUM_OUTPUTS
+                for o in range(NUM_OUTPUTS):
+                    row[o] += delta[o]
+            cell_pooled = act.pooled + p * nf
+            cell_grad_hidden = self.grad_hidden + p * nh
+            for f in range(nf):
+                row = self.grad_output_weights + f * NUM_OUTPUTS
+                acc = 0.0
+                for o in range(NUM_OUTPUTS):
+                    row[o] += cell_pooled[f] * delta[o]
+                    acc += self.output_weights[f * NUM_OUTPUTS + o] * delta[o]
+                for e in range(self.pool_start[f], self.pool_start[f + 1]):
+                    cell_grad_hidden[act.pool_delta[e]] += self.pool_sign[e] * acc
+        # Through tanh into the input->hidden table (border hidden units are constant zero).
+        for i in range(act.num_cells):
+            p = act.cells[i]
+            cell_grad_hidden = self.grad_hidden + p * nh
+            for h in range(nh):
+                g = act.hidden[p * nh + h]
+                cell_grad_hidden[h] *= 1.0 - g * g
+                self.grad_hidden_bias[h] += cell_grad_hidden[h]
+            for k in range(NUM_OFFSETS):
+                row = self.grad_hidden_table + (k * ni + act.inputs[p + act.offsets[k]]) * nh
+                for h in range(nh):
+                    row[h] += cell_grad_hidden[h]
+        # Contract the dense-kernel gradients onto the free parameters (the transpose of _expand).
+        for k in range(NUM_OFFSETS):
+            orbit = self.orbit_of_offset[k]
+            for input_index in range(ni):
+                for o in range(NUM_OUTPUTS):
+                    grad[self.shortcut_start + (o * ni + input_index) * 3 + orbit] += \
+                        self.grad_shortcut_table[(k * ni + input_index) * NUM_OUTPUTS + o]
+        for f in range(nf):
+            for o in range(NUM_OUTPUTS):
+                grad[self.output_start + o * nf + f] += self.grad_output_weights[f * NUM_OUTPUTS + o]
+            for e in range(self.pool_start[f], self.pool_start[f + 1]):
+                k = self.pool_offset[e]
+                h = self.pool_hidden[e]
+                for input_index in range(ni):
+                    grad[self.input_start + f * ni + input_index] += \
+                        self.pool_sign[e] * self.grad_hidden_table[(k * ni + input_index) * nh + h]
+        if self.explicit_biases:
+            for o in range(NUM_OUTPUTS):
+                grad[self.bias_start + o] += self.grad_output_bias[o]
+            for h in range(self.num_trivial):
+                grad[self.bias_start + NUM_OUTPUTS + h] += self.grad_hidden_bias[h]
+        return loss
+
+    # ----------------------------------------------------------------- Python API: raw inputs
+
+    def _load_inputs(self, Activations act, inputs):
+        """Validate a raw input array (one active input index per lattice cell) and load it."""
+        values = np.asarray(inputs)
+        if values.ndim != 1 or not np.issubdtype(values.dtype, np.integer):
+            raise ValueError(f"inputs must be a 1-D integer array, got {values.dtype} "
+                             f"shape {values.shape}")
+        stride = int(round(len(values) ** 0.5))
+        size = stride - 2
+        if stride * stride != len(values) or not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"inputs has {len(values)} cells: not a padded board of size "
+                             f"{MIN_SIZE}..{MAX_SIZE}")
+        if len(values) and (values.min() < 0 or values.max() >= self.num_inputs):
+            raise ValueError(f"input indices must be in 0..{self.num_inputs - 1}")
+        self.prepare(act, size)
+        cdef int[::1] cells = np.ascontiguousarray(values, dtype=np.intc)
+        cdef int p, v
+        for p in range(act.num_locs):
+            v = cells[p]
+            if act.on_board[p] == (v == INPUT_OFF_BOARD) and self.feature_set == "isn14":
+                raise ValueError(f"cell {p}: the off-board input must be active exactly on the border")
+            act.inputs[p] = v
+            if self.feature_set != "isn14" or v >= INPUT_EMPTY:
+                act.cell_state[p] = C_EMPTY
+            elif v >= INPUT_BLACK:
+                act.cell_state[p] = C_BLACK
+            else:
+                act.cell_state[p] = C_WHITE
+        return size
+
+    def _outputs_array(self, Activations act):
+        cdef double[:, ::1] view = <double[:act.num_locs, :NUM_OUTPUTS]> act.outputs
+        return np.array(view, copy=True)
+
+    def forward(self, inputs, want_hidden=False):
+        """Outputs (num_locs, 7) of the network for a raw input array: one active input index per
+        cell of the padded lattice (for isn14: 0..5 white C1..C6, 6..11 black C1..C6, 12 empty,
+        13 off-board, side to move as Black). Off-board rows are zero. With want_hidden, also the
+        hidden activations (num_locs, num_hidden)."""
+        act = self.scratch
+        self._load_inputs(act, inputs)
+        with nogil:
+            self.forward_all(act, 0.0, 1.0)
+        outputs = self._outputs_array(act)
+        if not want_hidden:
+            return outputs
+        cdef double[:, ::1] hidden = <double[:act.num_locs, :max(self.num_hidden, 1)]> act.hidden
+        return outputs, np.array(hidden, copy=True)[:, :self.num_hidden]
+
+    def _targets_and_mask(self, Activations act, targets, mask):
+        t = np.ascontiguousarray(targets, dtype=np.float64)
+        m = np.ascontiguousarray(mask, dtype=np.uint8)
+        shape = (act.num_locs, NUM_OUTPUTS)
+        if t.shape != shape or m.shape != shape:
+            raise ValueError(f"targets and mask must have shape {shape}, got {t.shape} and {m.shape}")
+        if np.any(m.astype(bool) & ~((t >= 0.0) & (t <= 1.0))):
+            raise ValueError("targets must be in [0, 1] wherever the mask is set")
+        return t, m
+
+    def loss(self, inputs, targets, mask):
+        """Summed cross-entropy of the outputs against targets (num_locs, 7) in [0, 1], counting
+        only entries where mask (num_locs, 7) is true (Table IV's blanks are false)."""
+        act = self.scratch
+        self._load_inputs(act, inputs)
+        t, m = self._targets_and_mask(act, targets, mask)
+        cdef const double[:, ::1] t_view = t
+        cdef const unsigned char[:, ::1] m_view = m
+        cdef double result
+        with nogil:
+            self.forward_all(act, 0.0, 1.0)
+            result = self.backward(act, &t_view[0, 0], &m_view[0, 0], NULL)
+        return result
+
+    def loss_and_gradient(self, inputs, targets, mask, grad):
+        """Forward and backward pass: returns the loss of loss() and ADDS its gradient with respect
+        to the parameter vector into grad (float64, shape (num_params,), caller-owned, so
+        gradients of many positions can be accumulated before one update)."""
+        act = self.scratch
+        self._load_inputs(act, inputs)
+        t, m = self._targets_and_mask(act, targets, mask)
+        if not (isinstance(grad, np.ndarray) and grad.dtype == np.float64
+                and grad.shape == (self.num_params,) and grad.flags.c_contiguous):
+            raise ValueError(f"grad must be a C-contiguous float64 array of shape ({self.num_params},)")
+        cdef double[::1] g_view = grad
+        cdef const double[:, ::1] t_view = t
+        cdef const unsigned char[:, ::1] m_view = m
+        cdef double result
+        with nogil:
+            self.forward_all(act, 0.0, 1.0)
+            result = self.backward(act, &t_view[0, 0], &m_view[0, 0], &g_view[0])
+        return result
+
+    # ----------------------------------------------------------------- Python API: boards
+
+    def _weights_array(self, Board board, weights):
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+        if w.shape != (board.num_locs, WEIGHTS_PER_POINT):
+            raise ValueError(f"recurrence weights must have shape ({board.num_locs}, "
+                             f"{WEIGHTS_PER_POINT}), got {w.shape}")
+        return w
+
+    def _check_board_inputs(self, int to_move):
+        if self.feature_set != "isn14":
+            raise ValueError(f"board encoding is isn14's; this network uses {self.feature_set}")
+        if to_move != C_BLACK and to_move != C_WHITE:
+            raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
+
+    def encode(self, Board board, int to_move, weights):
+        """The isn14 input array (num_locs,) of board with to_move presented as Black, each chain's
+        liberty class taken from the recurrence weights (see liberty_weights)."""
+        self._check_board_inputs(to_move)
+        w = self._weights_array(board, weights)
+        cdef const double[:, ::1] w_view = w
+        act = self.scratch
+        self.prepare(act, board.size)
+        self.encode_board(act, board, to_move, &w_view[0, 0])
+        cdef int[::1] view = <int[:act.num_locs]> act.inputs
+        return np.array(view, copy=True)
+
+    def evaluate_board(self, Board board, int to_move, weights, double c=0.0, double s=1.0):
+        """Full evaluation of board with to_move to play: (outputs (num_locs, 7), inputs
+        (num_locs,), rewards (num_locs,), total). Rewards and total are for the player NOT to move
+        (the frame's White), komi excluded, under scoring parameters c and s."""
+        self._check_board_inputs(to_move)
+        w = self._weights_array(board, weights)
+        cdef const double[:, ::1] w_view = w
+        act = self.scratch
+        self.prepare(act, board.size)
+        with nogil:
+            self.encode_board(act, board, to_move, &w_view[0, 0])
+            self.forward_all(act, c, s)
+        cdef int[::1] inputs = <int[:act.num_locs]> act.inputs
+        cdef double[::1] rewards = <double[:act.num_locs]> act.rewards
+        return (self._outputs_array(act), np.array(inputs, copy=True), np.array(rewards, copy=True),
+                act.total)
+
+    def _moves_array(self, Board board, int mover, moves, bint allow_suicide):
+        m = np.ascontiguousarray(moves, dtype=np.intc)
+        if m.ndim != 1:
+            raise ValueError("moves must be a 1-D sequence of points")
+        cdef int[::1] view = m
+        cdef int i
+        for i in range(view.shape[0]):
+            if view[i] < 0 or view[i] >= board.num_locs or board.colour[view[i]] == C_WALL:
+                raise ValueError(f"move {view[i]} is not an on-board point (pass is not a move here)")
+            if not board.is_legal(view[i], mover, allow_suicide):
+                raise ValueError(f"move {view[i]} is illegal for colour {mover}")
+        return m
+
+    def successor_values(self, Board board, int mover, weights, moves, double c=0.0, double s=1.0,
+                         bint allow_suicide=False):
+        """Values of the positions after each of moves (on-board points, legal for mover under
+        simple ko) and after a pass, for mover, komi excluded: (pass_value, values). weights are
+        the recurrence weights of the current position's own evaluation (liberty_weights), which
+        is the previous evaluation of every successor. Incremental: only the cells whose inputs a
+        move changes, and their 5x5 output neighbourhood, are recomputed. board is played on and
+        restored exactly."""
+        self._check_board_inputs(mover)
+        w = self._weights_array(board, weights)
+        m = self._moves_array(board, mover, moves, allow_suicide)
+        cdef const double[:, ::1] w_view = w
+        cdef const int[::1] m_view = m
+        values = np.empty(len(m))
+        cdef double[::1] out = values
+        cdef int i, n = m_view.shape[0]
+        cdef Activations act = self.base
+        cdef const double *w_ptr = &w_view[0, 0]
+        cdef double base_total
+        self.prepare(act, board.size)
+        with nogil:
+            # The unchanged position, seen from the successors' side to move, is the pass successor.
+            self.encode_board(act, board, 3 - mover, w_ptr)
+            self.forward_all(act, c, s)
+            base_total = act.total
+            for i in range(n):
+                board.play_move(m_view[i], mover, allow_suicide)
+                out[i] = base_total + self.successor_delta(act, board, m_view[i], mover, w_ptr, c, s)
+                board.undo_move()
+        return base_total, values
+
+    def successor_values_full(self, Board board, int mover, weights, moves, double c=0.0,
+                              double s=1.0, bint allow_suicide=False):
+        """successor_values() computed by a full evaluation of every successor (the reference the
+        incremental path is tested and benchmarked against)."""
+        self._check_board_inputs(mover)
+        w = self._weights_array(board, weights)
+        m = self._moves_array(board, mover, moves, allow_suicide)
+        cdef const double[:, ::1] w_view = w
+        cdef const int[::1] m_view = m
+        values = np.empty(len(m))
+        cdef double[::1] out = values
+        cdef int i, n = m_view.shape[0]
+        cdef Activations act = self.base
+        cdef const double *w_ptr = &w_view[0, 0]
+        cdef double pass_total
+        self.prepare(act, board.size)
+        with nogil:
+            self.encode_board(act, board, 3 - mover, w_ptr)
+            self.forward_all(act, c, s)
+            pass_total = act.total
+            for i in range(n):
+                board.play_move(m_view[i], mover, allow_suicide)
+                self.encode_board(act, board, 3 - mover, w_ptr)
+                self.forward_all(act, c, s)
+                out[i] = act.total
+                board.undo_move()
+        return pass_total, values
+
+
+def _rebuild_network(feature_set, trivial, symmetric, diagonal, chiral, faithful, explicit_biases,
+                     params):
+    network = Network(feature_set, trivial, symmetric, diagonal, chiral, faithful, explicit_biases)
+    network.set_params(params)
+    return network
+
+
+# ---------------------------------------------------------------------------------------------
+# Recurrence, rewards, targets and frames (numpy level)
+
+def liberty_weights(outputs, int to_move):
+    """Recurrence weights (num_locs, 4) in real colours from one evaluation's outputs (made with
+    to_move presented as Black): per point [z, a] for black chains then [z, a] for white chains.
+    In the frame, a White chain's liberty counts Z+ and A+o, a Black chain's 1 - Z+ and A+."""
+    y = np.asarray(outputs, dtype=np.float64)
+    if y.ndim != 2 or y.shape[1] != NUM_OUTPUTS:
+        raise ValueError(f"outputs must have shape (num_locs, {NUM_OUTPUTS}), got {y.shape}")
+    if to_move != C_BLACK and to_move != C_WHITE:
+        raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
+    frame_white = np.stack([y[:, OUT_Z_EMPTY], y[:, OUT_A_EMPTY_WHITE]], axis=1)
+    frame_black = np.stack([1.0 - y[:, OUT_Z_EMPTY], y[:, OUT_A_EMPTY_BLACK]], axis=1)
+    if to_move == C_BLACK:   # the frame's colours are the real ones
+        return np.ascontiguousarray(np.concatenate([frame_black, frame_white], axis=1))
+    return np.ascontiguousarray(np.concatenate([frame_white, frame_black], axis=1))
+
+
+def prior_liberty_weights(int num_locs):
+    """Recurrence weights for a position whose predecessor has no evaluation (PRIOR_LIBERTY_Z/A)."""
+    weights = np.empty((num_locs, WEIGHTS_PER_POINT))
+    weights[:, WEIGHT_BLACK_Z] = weights[:, WEIGHT_WHITE_Z] = PRIOR_LIBERTY_Z
+    weights[:, WEIGHT_BLACK_A] = weights[:, WEIGHT_WHITE_A] = PRIOR_LIBERTY_A
+    return weights
+
+
+def classify(double z_sum, double a_sum):
+    """Liberty class 0..5 (C1..C6) of a chain with these sums over its liberties."""
+    return liberty_class(z_sum, a_sum)
+
+
+def swap_colours(values):
+    """Outputs or targets (..., 7) seen with the other side to move: Z+ -> 1-Z+, Zo <-> 1-Z.,
+    A+o <-> A+., Ao <-> A. (a white stone's R^1 and R^0 are minus those of the same stone black)."""
+    v = np.asarray(values, dtype=np.float64)
+    swapped = v[..., SWAP_PERMUTATION]
+    return np.where(SWAP_COMPLEMENT, 1.0 - swapped, swapped)
+
+
+def swap_colours_mask(mask):
+    """A target mask (..., 7) seen with the other side to move."""
+    return np.asarray(mask)[..., SWAP_PERMUTATION]
+
+
+def point_rewards(outputs, cell_states, double c=0.0, double s=1.0):
+    """Per-point expected rewards for the frame's White (numpy version of point_reward), from
+    outputs (n, 7) and the points' current contents in the frame (EMPTY, BLACK, WHITE)."""
+    y = np.asarray(outputs, dtype=np.float64)
+    states = np.asarray(cell_states)
+    r1 = np.where(states == C_EMPTY, 2 * y[:, 0] - 1,
+                  np.where(states == C_WHITE, (2 + c) * y[:, 1] - (1 + c), (2 + c) * y[:, 2] - 1))
+    r0 = np.where(states == C_EMPTY, y[:, 3] - y[:, 4],
+                  np.where(states == C_WHITE, c * (y[:, 1] - 1) - y[:, 5], c * y[:, 2] + y[:, 6]))
+    return s * r1 + (1 - s) * r0
+
+
+# Table IV, one row per final state of a point (in the frame); None is a blank ("no target").
+def target_table(double c):
+    """{final state: the 7 targets} of Table IV for capture value c; None marks a blank."""
+    return {
+        "white_empty": (1.0, None, 1.0, 1.0, 0.0, None, 1.0),
+        "white_stone": (1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0),
+        "neutral_empty": (0.5, 1.0 / (2 + c), (1 + c) / (2 + c), 0.0, 0.0, c / (2 + c), c / (2 + c)),
+        "black_stone": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+        "black_empty": (0.0, 0.0, None, 0.0, 1.0, 1.0, None),
+    }
+
+
+def final_status(Board board):
+    """Per loc: 'black_stone', 'white_stone', 'black_empty' / 'white_empty' (an empty region
+    reaching only that colour) or 'neutral_empty'; None off the board. Every stone still on the
+    board counts as alive (Tromp-Taylor): the training games are played out."""
+    status = [None] * board.num_locs
+    stride = board.stride
+    for p in board.points():
+        colour = board.get(p)
+        if colour == C_BLACK:
+            status[p] = "black_stone"
+        elif colour == C_WHITE:
+            status[p] = "white_stone"
+    for start in board.points():
+        if status[start] is not None:
+            continue
+        region, stack, reaches = [start], [start], set()
+        status[start] = "pending"
+        while stack:
+            p = stack.pop()
+            for q in (p + 1, p - 1, p + stride, p - stride):
+                colour = board.get(q)
+                if colour == C_EMPTY and status[q] is None:
+                    status[q] = "pending"
+                    region.append(q)
+                    stack.append(q)
+                elif colour == C_BLACK or colour == C_WHITE:
+                    reaches.add(colour)
+        owner = ("black_empty" if reaches == {C_BLACK} else
+                 "white_empty" if reaches == {C_WHITE} else "neutral_empty")
+        for p in region:
+            status[p] = owner
+    return status
+
+
+def final_targets(Board board, double c, int to_move=C_BLACK):
+    """Table IV targets (num_locs, 7) and mask (num_locs, 7, bool) from the final position of a
+    game, in the frame where to_move is Black (the frame of the position being trained). Off-board
+    rows and Table IV's blanks have mask False."""
+    if to_move != C_BLACK and to_move != C_WHITE:
+        raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
+    if not 0.0 <= c:
+        raise ValueError(f"capture value c must be >= 0, not {c}")
+    table = target_table(c)
+    targets = np.zeros((board.num_locs, NUM_OUTPUTS))
+    mask = np.zeros((board.num_locs, NUM_OUTPUTS), dtype=bool)
+    swap = {"black_stone": "white_stone", "white_stone": "black_stone",
+            "black_empty": "white_empty", "white_empty": "black_empty",
+            "neutral_empty": "neutral_empty"}
+    for p, state in enumerate(final_status(board)):
+        if state is None:
+            continue
+        if to_move == C_WHITE:   # the real white is the frame's Black
+            state = swap[state]
+        for o, value in enumerate(table[state]):
+            if value is not None:
+                targets[p, o] = value
+                mask[p, o] = True
+    return targets, mask

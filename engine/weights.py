@@ -1,0 +1,219 @@
+"""Weight files: the network's parameters as data, with a metadata record, validated on load.
+
+A weight file is an .npz archive (read with allow_pickle=False) holding two arrays:
+  params    float64 (num_params,)  the flat parameter vector (layout: engine/network.pxd)
+  metadata  uint8                  UTF-8 JSON, an object with these keys:
+    format           "kosumi-weights"
+    format_version   FORMAT_VERSION
+    architecture     {"name": "isn", "hidden": {"T", "S", "D", "C", "F": counts},
+                      "num_inputs", "num_outputs", "explicit_biases", "num_params"}
+    feature_set      {"name", "version"} of the inputs the parameters were trained on
+    board_size       the board size trained on (the net itself plays on any size)
+    games_trained    self-play games behind the parameters
+    trainer          the trainer's settings (any JSON object)
+    created          ISO 8601 UTC time of saving
+    params_sha256    hex digest of the params array's bytes
+Reading order: save_weights(), load_weights() and its _validate_* helpers, new_network().
+"""
+import datetime
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from engine.network import FEATURE_SETS, N_OUTPUTS, Network
+
+FORMAT_NAME = "kosumi-weights"
+FORMAT_VERSION = 1
+ZIP_SIGNATURE = b"PK\x03\x04"    # an .npz is a zip archive; anything else np.load would unpickle
+ARCHITECTURE = "isn"
+DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hidden units
+DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
+DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "weights" / "default.npz"
+
+
+class WeightFileError(ValueError):
+    """A weight file that cannot be used; the message names the file and the problem."""
+
+    def __init__(self, path, problem):
+        super().__init__(f"weight file {os.fspath(path)}: {problem}")
+        self.path = os.fspath(path)
+        self.problem = problem
+
+
+def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE):
+    """A freshly initialised network: parameters drawn from N(0, scale^2) with numpy's PCG64
+    seeded by seed, so the same seed gives the same network (the trainer starts from it)."""
+    counts = dict(DEFAULT_HIDDEN if hidden is None else hidden)
+    network = _network_for(counts, feature_set)
+    rng = np.random.default_rng(seed)
+    network.set_params(rng.normal(0.0, scale, network.num_params))
+    return network
+
+
+def _network_for(counts, feature_set, explicit_biases=None):
+    return Network(feature_set, trivial=counts["T"], symmetric=counts["S"], diagonal=counts["D"],
+                   chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases)
+
+
+def architecture_of(network):
+    return {"name": ARCHITECTURE, "hidden": network.hidden_counts, "num_inputs": network.num_inputs,
+            "num_outputs": N_OUTPUTS, "explicit_biases": bool(network.explicit_biases),
+            "num_params": network.num_params}
+
+
+def save_weights(path, network, board_size, games_trained, trainer=None, created=None):
+    """Write network to path atomically (a temporary file in the same directory, then
+    os.replace), so a reader never sees a half-written file. Returns the metadata written."""
+    path = Path(path)
+    params = network.get_params()
+    if not 2 <= int(board_size) <= 25:
+        raise ValueError(f"board_size must be 2..25, not {board_size}")
+    if int(games_trained) < 0:
+        raise ValueError(f"games_trained must be >= 0, not {games_trained}")
+    feature_set = FEATURE_SETS[network.feature_set]
+    metadata = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "architecture": architecture_of(network),
+        "feature_set": {"name": feature_set.name, "version": feature_set.version},
+        "board_size": int(board_size),
+        "games_trained": int(games_trained),
+        "trainer": dict(trainer or {}),
+        "created": created or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "params_sha256": hashlib.sha256(params.tobytes()).hexdigest(),
+    }
+    encoded = np.frombuffer(json.dumps(metadata, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    directory = path.parent if str(path.parent) else Path(".")
+    descriptor, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            np.savez(handle, params=params, metadata=encoded)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return metadata
+
+
+def load_weights(path):
+    """(Network, metadata) from a weight file; WeightFileError for a missing, truncated, corrupt
+    or mismatched file."""
+    path = Path(path)
+    if not path.exists():
+        raise WeightFileError(path, "file not found")
+    if not path.is_file():
+        raise WeightFileError(path, "not a regular file")
+    try:
+        with open(path, "rb") as handle:
+            signature = handle.read(4)
+    except OSError as error:
+        raise WeightFileError(path, f"cannot be read: {error.strerror or error}") from None
+    if signature != ZIP_SIGNATURE:
+        raise WeightFileError(path, "not an .npz archive (no zip signature: empty, truncated or "
+                                    "another kind of file)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            names = set(archive.files)
+            for required in ("params", "metadata"):
+                if required not in names:
+                    raise WeightFileError(path, f"missing array {required!r} (has {sorted(names)})")
+            params = archive["params"]
+            raw_metadata = archive["metadata"]
+    except WeightFileError:
+        raise
+    except MemoryError:
+        raise
+    except Exception as error:   # zipfile and the npy parser raise many kinds on damaged bytes
+        if isinstance(error, ValueError) and "allow_pickle" in str(error):
+            problem = "holds pickled Python objects (or a damaged array header); they are never loaded"
+        else:
+            problem = f"not a readable .npz archive (truncated or corrupt): {error}"
+        raise WeightFileError(path, problem) from None
+    metadata = _decode_metadata(path, raw_metadata)
+    network = _network_from_metadata(path, metadata)
+    _validate_params(path, params, metadata, network)
+    network.set_params(params)
+    return network, metadata
+
+
+def _decode_metadata(path, raw):
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise WeightFileError(path, f"metadata must be UTF-8 JSON bytes, got {raw.dtype} "
+                                    f"shape {raw.shape}")
+    try:
+        metadata = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WeightFileError(path, f"metadata is not valid JSON: {error}") from None
+    if not isinstance(metadata, dict):
+        raise WeightFileError(path, "metadata is not a JSON object")
+    if metadata.get("format") != FORMAT_NAME:
+        raise WeightFileError(path, f"not a kosumi weight file (format {metadata.get('format')!r})")
+    version = metadata.get("format_version")
+    if version != FORMAT_VERSION:
+        raise WeightFileError(path, f"format version {version!r} is not supported "
+                                    f"(this kosumi reads version {FORMAT_VERSION})")
+    for key, kind in (("architecture", dict), ("feature_set", dict), ("board_size", int),
+                      ("games_trained", int), ("trainer", dict), ("created", str),
+                      ("params_sha256", str)):
+        if key not in metadata:
+            raise WeightFileError(path, f"metadata lacks {key!r}")
+        if not isinstance(metadata[key], kind) or isinstance(metadata[key], bool):
+            raise WeightFileError(path, f"metadata {key!r} should be {kind.__name__}, "
+                                        f"got {metadata[key]!r}")
+    if not 2 <= metadata["board_size"] <= 25:
+        raise WeightFileError(path, f"board_size {metadata['board_size']} is outside 2..25")
+    if metadata["games_trained"] < 0:
+        raise WeightFileError(path, f"games_trained {metadata['games_trained']} is negative")
+    return metadata
+
+
+def _network_from_metadata(path, metadata):
+    architecture = metadata["architecture"]
+    if architecture.get("name") != ARCHITECTURE:
+        raise WeightFileError(path, f"architecture {architecture.get('name')!r} is not supported "
+                                    f"(this kosumi runs {ARCHITECTURE!r})")
+    feature = metadata["feature_set"]
+    known = FEATURE_SETS.get(feature.get("name"))
+    if known is None:
+        raise WeightFileError(path, f"unknown input feature set {feature.get('name')!r} "
+                                    f"(known: {sorted(FEATURE_SETS)})")
+    if feature.get("version") != known.version:
+        raise WeightFileError(path, f"input feature set {known.name} version {feature.get('version')!r} "
+                                    f"does not match this kosumi's version {known.version}")
+    hidden = architecture.get("hidden")
+    if not isinstance(hidden, dict) or sorted(hidden) != sorted(DEFAULT_HIDDEN) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64 for v in hidden.values()):
+        raise WeightFileError(path, f"architecture hidden counts {hidden!r} should map T, S, D, C, F "
+                                    f"to integers 0..64")
+    if architecture.get("num_inputs") != known.num_inputs:
+        raise WeightFileError(path, f"architecture has {architecture.get('num_inputs')!r} inputs; "
+                                    f"feature set {known.name} has {known.num_inputs}")
+    if architecture.get("num_outputs") != N_OUTPUTS:
+        raise WeightFileError(path, f"architecture has {architecture.get('num_outputs')!r} outputs, "
+                                    f"not {N_OUTPUTS}")
+    biases = architecture.get("explicit_biases")
+    if not isinstance(biases, bool):
+        raise WeightFileError(path, f"architecture explicit_biases should be true or false, "
+                                    f"got {biases!r}")
+    network = _network_for(hidden, known.name, biases)
+    if architecture.get("num_params") != network.num_params:
+        raise WeightFileError(path, f"architecture says {architecture.get('num_params')!r} parameters; "
+                                    f"that architecture has {network.num_params}")
+    return network
+
+
+def _validate_params(path, params, metadata, network):
+    if params.dtype != np.float64 or params.shape != (network.num_params,):
+        raise WeightFileError(path, f"params should be float64 of shape ({network.num_params},), "
+                                    f"got {params.dtype} shape {params.shape}")
+    if hashlib.sha256(params.tobytes()).hexdigest() != metadata["params_sha256"]:
+        raise WeightFileError(path, "params do not match their recorded checksum (corrupt or altered)")
+    if not np.all(np.isfinite(params)):
+        raise WeightFileError(path, "params contain NaN or infinity")
