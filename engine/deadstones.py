@@ -1,0 +1,144 @@
+"""Dead stones at the end of a game (final_status_list, final_score) and the score that follows.
+
+Reading order: `assess()` gives every chain a status, `score()` counts a board with some stones
+removed, `format_score()` writes the GTP result.
+
+Each chain's status comes from the strongest source that has an opinion:
+1. Benson (engine.game.pass_alive): a pass-alive chain is alive; a chain standing inside the
+   other colour's pass-alive safe region is dead. Both are certain.
+2. The network: the mean predicted ownership of the chain's stones, seen from the chain's colour
+   (+1 = its own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
+3. Doubtful chains (in between) are read on the board: a chain with one or two liberties that
+   is captured even if its owner moves first (engine.game.ladder_captured: ataris, ladders) is
+   dead; otherwise the sign of its ownership decides (a tie keeps the stones: removing stones is
+   the stronger claim). Two-eyed chains need no check here: Benson already found them alive.
+Seki: of the chains left alive and not pass-alive, two of opposite colours are in seki when they
+share a liberty that neither side can fill without leaving itself in atari.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.board import BLACK, WALL, WHITE, opponent
+from engine.game import area_score, ladder_captured, pass_alive, territory_score
+
+ALIVE, DEAD, SEKI = "alive", "dead", "seki"
+DOUBT_MARGIN = 0.4   # |mean ownership| below this: the net is unsure and the board decides
+
+
+@dataclass
+class Chain:
+    colour: int
+    stones: list
+    status: str
+    source: str          # "benson", "network", "board check", "seki"
+    ownership: float     # mean predicted ownership, the chain's colour's view
+
+
+@dataclass
+class Assessment:
+    chains: list = field(default_factory=list)
+
+    def stones(self, status):
+        return {p for chain in self.chains if chain.status == status for p in chain.stones}
+
+    @property
+    def dead(self):
+        return self.stones(DEAD)
+
+    def chains_with(self, status):
+        return [chain for chain in self.chains if chain.status == status]
+
+
+def all_chains(board):
+    """Every chain on the board as (colour, sorted stones), top-left first."""
+    seen, chains = set(), []
+    for p in board.points():
+        colour = board.get(p)
+        if colour in (BLACK, WHITE) and p not in seen:
+            stones = sorted(board.chain(p))
+            seen.update(stones)
+            chains.append((colour, stones))
+    return chains
+
+
+def assess(state, evaluator, ownership=None):
+    """Assessment of every chain of state's board. `ownership` (per loc, -1 white .. +1 black)
+    defaults to the evaluator's prediction for the position."""
+    board = state.board
+    if ownership is None:
+        ownership = evaluator.evaluate(state).ownership
+    certain_alive, inside_safe = {}, {}
+    for colour in (BLACK, WHITE):
+        certain_alive[colour], inside_safe[colour] = pass_alive(board, colour)
+
+    assessment = Assessment()
+    for colour, stones in all_chains(board):
+        sign = 1.0 if colour == BLACK else -1.0
+        own = float(np.mean([ownership[p] for p in stones])) * sign
+        if stones[0] in certain_alive[colour]:
+            status, source = ALIVE, "benson"
+        elif stones[0] in inside_safe[opponent(colour)]:
+            status, source = DEAD, "benson"
+        elif own >= DOUBT_MARGIN:
+            status, source = ALIVE, "network"
+        elif own <= -DOUBT_MARGIN:
+            status, source = DEAD, "network"
+        else:
+            status, source = _check_doubtful(board, colour, stones, own), "board check"
+        assessment.chains.append(Chain(colour, stones, status, source, own))
+    _mark_seki(board, assessment)
+    return assessment
+
+
+def _check_doubtful(board, colour, stones, own):
+    """A chain with at most two liberties that the opponent captures even when the chain's owner
+    moves first (an atari it cannot escape, a ladder) is dead; otherwise the ownership's sign
+    decides, a tie keeping the stones."""
+    if board.liberty_count(stones[0]) <= 2 and \
+            ladder_captured(board, stones[0], attacker_moves_first=False):
+        return DEAD
+    return ALIVE if own >= 0 else DEAD
+
+
+def _mark_seki(board, assessment):
+    """Chains left alive only by the net or the board check, sharing a liberty with a living
+    chain of the other colour that neither side can fill without self-atari: seki."""
+    living = {}
+    for chain in assessment.chains:
+        if chain.status == ALIVE and chain.source != "benson":
+            for p in chain.stones:
+                living[p] = chain
+    for chain in list(living.values()):
+        for liberty in board.liberties(chain.stones[0]):
+            neighbours = [q for q in _neighbours(board, liberty) if q in living]
+            other = [living[q] for q in neighbours if living[q].colour != chain.colour]
+            if not other:
+                continue
+            if board.liberties_if_played(liberty, chain.colour) <= 1 and \
+                    board.liberties_if_played(liberty, opponent(chain.colour)) <= 1:
+                for partner in [chain, *other]:
+                    partner.status, partner.source = SEKI, "seki"
+
+
+def _neighbours(board, p):
+    stride = board.size + 2
+    return [q for q in (p - 1, p + 1, p - stride, p + stride) if board.get(q) != WALL]
+
+
+def score(state, dead=()):
+    """Black's score minus White's, komi included, with `dead` stones taken off, counted by the
+    state's rules (area: Chinese / Tromp-Taylor; territory: Japanese)."""
+    board, rules = state.board, state.rules
+    if rules.scoring == "territory":
+        return territory_score(board, rules.komi, board.captures(BLACK), board.captures(WHITE),
+                               dead)
+    return area_score(board, rules.komi, dead)
+
+
+def format_score(value):
+    """GTP's result text: B+3.5, W+0.5, or 0 for a draw."""
+    if abs(value) < 1e-9:
+        return "0"
+    return f"{'B' if value > 0 else 'W'}+{abs(value):.1f}"
+

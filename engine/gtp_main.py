@@ -1,0 +1,146 @@
+"""`kosumi` / `python gtp_server.py`: parse the options, build the engine, serve GTP on stdin/stdout.
+
+Everything else lives in engine/gtp.py (protocol and commands) and engine/player.py (the move
+choice). Logs go to stderr (or --log-file); stdout carries protocol bytes only.
+"""
+import argparse
+import logging
+import math
+import os
+import sys
+
+from engine import __version__
+
+log = logging.getLogger("kosumi")
+
+EXIT_BAD_SETUP = 2
+
+
+def beta_value(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isnan(value) or value < 0:
+        raise argparse.ArgumentTypeError("beta must be >= 0 (or inf for greedy play)")
+    return value
+
+
+def komi_value(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError("komi must be a finite number")
+    return value
+
+
+def fraction_value(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError("the resign threshold is a fraction of the board, in (0, 1]")
+    return value
+
+
+def build_parser():
+    from engine.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
+    parser = argparse.ArgumentParser(
+        prog="kosumi",
+        description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
+        epilog="Example: gogui-twogtp -black 'python gtp_server.py' -white 'gnugo --mode gtp' "
+               "-size 9 -komi 7 -games 20 -alternate -auto")
+    parser.add_argument("--weights", metavar="PATH",
+                        help="network weight file (.npz); default: the net shipped in weights/")
+    parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
+                        help="'uniform' plays from a plain area count without any net: for "
+                             "testing controllers and the protocol (default: net)")
+    parser.add_argument("--beta", type=beta_value, default=DEFAULT_BETA,
+                        help="Boltzmann inverse temperature over move values in points; "
+                             "'inf' always plays the best move (default: %(default)g)")
+    parser.add_argument("--seed", type=int, help="random seed; the same seed replays the same "
+                                                 "moves (default: a fresh one, logged)")
+    parser.add_argument("--komi", type=komi_value, default=7.0,
+                        help="komi until a controller sets one (default: %(default)g)")
+    parser.add_argument("--size", type=int, default=19, choices=range(2, 26), metavar="N",
+                        help="board size until a controller sets one (default: %(default)d)")
+    parser.add_argument("--rules", choices=("chinese", "japanese"), default="chinese",
+                        help="scoring: chinese = area, japanese = territory (default: chinese)")
+    parser.add_argument("--resign-threshold", type=fraction_value,
+                        default=DEFAULT_RESIGN_THRESHOLD, metavar="FRACTION",
+                        help="resign after 3 moves in a row whose best expected score is below "
+                             "-FRACTION x board points (default: %(default)g)")
+    parser.add_argument("--no-resign", action="store_true", help="never resign")
+    parser.add_argument("--capture-all-dead", action="store_true",
+                        help="capture every dead opponent stone before passing; needed where "
+                             "the board is counted as it stands (CGOS)")
+    parser.add_argument("--log-level", default="warning",
+                        choices=("debug", "info", "warning", "error"),
+                        help="log detail (default: %(default)s)")
+    parser.add_argument("--log-file", metavar="PATH",
+                        help="write the log there instead of to stderr")
+    parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
+    return parser
+
+
+def configure_logging(level, log_file):
+    handler = logging.FileHandler(log_file, encoding="utf-8") if log_file else \
+        logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
+def make_evaluator(args):
+    """The evaluator the options ask for. Raises OSError/ValueError with a message that names
+    the weight file when it cannot be loaded."""
+    if args.evaluator == "uniform":
+        from engine.evaluator import UniformEvaluator
+        return UniformEvaluator()
+    from engine.evaluator import load_evaluator
+    return load_evaluator(args.weights)
+
+
+def build_engine(args):
+    from engine.gtp import KosumiEngine
+    from engine.player import Player
+    evaluator = make_evaluator(args)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    log.info("seed %d", seed)
+    player = Player(evaluator, beta=args.beta, seed=seed,
+                    resign_threshold=None if args.no_resign else args.resign_threshold,
+                    capture_all_dead=args.capture_all_dead)
+    return KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        configure_logging(args.log_level, args.log_file)
+    except OSError as error:
+        print(f"kosumi: cannot open the log file: {error}", file=sys.stderr)
+        sys.exit(EXIT_BAD_SETUP)
+    try:
+        engine = build_engine(args)
+    except (OSError, ValueError) as error:
+        hint = "" if args.weights or args.evaluator != "net" else \
+            " (train a net with kosumi-train, or give one with --weights PATH)"
+        print(f"kosumi: {error}{hint}", file=sys.stderr)
+        sys.exit(EXIT_BAD_SETUP)
+    from engine.gtp import run_stdio
+    try:
+        status = run_stdio(engine)
+    except BrokenPipeError:   # the controller closed our stdout: nobody is left to answer
+        status = 0
+    except KeyboardInterrupt:
+        status = 130
+    logging.shutdown()
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

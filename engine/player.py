@@ -1,0 +1,263 @@
+"""The 1-ply Boltzmann player (Blair 2008, section V): every legal successor is evaluated and a
+move is drawn with probability proportional to exp(beta * value).
+
+Reading order: `Player.choose()` is the whole policy. It calls `analyse()` (the evaluator's
+incremental successor call, candidates filtered, probabilities computed), then `_decide()`, which
+applies the rules about passing, cleaning up dead stones and resigning, and draws the move.
+
+Candidates: every legal move of the colour, minus its own single-point eyes and the points of its
+own Benson-safe territory (filling them can only lose), plus pass. Values are in points, for the
+player who made the move, komi included, as the evaluator returns them.
+
+Passing (in this order):
+- after the opponent passed, pass exactly when the counted score wins (dead stones removed, or
+  the board as it stands when dead stones are not removed by the counting, as on CGOS);
+- otherwise do not pass while a real move gains (beats passing by PASS_MARGIN);
+- with `capture_all_dead` (CGOS) or in `kgs-genmove_cleanup`, capture the opponent's dead stones
+  before passing: the candidates shrink to the liberties of the dead chains.
+Resigning: when the best value stays below -resign_threshold x (board points) for RESIGN_STREAK
+of our moves in a row; `resign_threshold=None` never resigns.
+"""
+import copy
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import deadstones
+from engine.board import BLACK, PASS, opponent
+from engine.coords import format_vertex
+from engine.game import pass_alive
+
+log = logging.getLogger("kosumi.player")
+
+RESIGN = "resign"
+DEFAULT_BETA = 20.0            # Blair's tournament setting (training used 4)
+DEFAULT_RESIGN_THRESHOLD = 0.5  # behind by half the board's points: no comeback is plausible
+PASS_MARGIN = 0.5              # real gains are whole points; smaller differences are noise
+RESIGN_STREAK = 3              # one bad evaluation is not enough to give up
+GAME_LENGTH_VALVE = 3          # after 3 x (board points) moves, passing is always allowed: a
+                               # weak net must not be able to make a game endless
+EMERGENCY_FACTOR = 2.0         # play an instant move if the budget is under twice the usual cost
+
+
+@dataclass
+class MoveAnalysis:
+    """The 1-ply view of a position for one colour."""
+    colour: int
+    size: int
+    moves: list                 # every legal move (locs) and PASS last
+    values: np.ndarray          # value after each move, for `colour`, in points
+    candidate: np.ndarray       # bool: the player may choose it
+    probabilities: np.ndarray   # Boltzmann selection probabilities (0 for non-candidates)
+
+    def ranked(self, candidates_only=True):
+        """(move, value, probability) best first."""
+        order = np.argsort(-self.values, kind="stable")
+        return [(self.moves[i], float(self.values[i]), float(self.probabilities[i]))
+                for i in order if self.candidate[i] or not candidates_only]
+
+    def value_of(self, move):
+        return float(self.values[self.moves.index(move)])
+
+
+@dataclass
+class Decision:
+    move: object                 # a loc, PASS, or RESIGN
+    analysis: MoveAnalysis = None
+    reason: str = ""
+    probability: float = 1.0
+
+
+def boltzmann(values, candidate, beta):
+    """Probabilities proportional to exp(beta * value) over the candidates; beta = inf is greedy
+    (ties shared equally)."""
+    probabilities = np.zeros(len(values))
+    if not candidate.any():
+        return probabilities
+    chosen = values[candidate]
+    best = chosen.max()
+    if math.isinf(beta):
+        weights = (chosen == best).astype(float)
+    else:
+        weights = np.exp(beta * (chosen - best))   # shifted by the best: no overflow
+    probabilities[candidate] = weights / weights.sum()
+    return probabilities
+
+
+def win_probability(score_lead, empty_points):
+    """A display winrate for a score lead: a normal distribution around the expected score whose
+    spread shrinks with the open points (0.5 points per sqrt(empty point), at least half a point).
+    The evaluator predicts scores, not winrates; this mapping is only for GUIs."""
+    spread = max(0.5, 0.5 * math.sqrt(max(empty_points, 0)))
+    return 0.5 * (1.0 + math.erf(score_lead / (spread * math.sqrt(2.0))))
+
+
+def state_for(state, colour):
+    """state itself if colour is to move, else a copy with colour to move (GTP lets a controller
+    ask for either colour: setup stones, analysis of the other side)."""
+    if state.to_move == colour:
+        return state
+    flipped = state.copy()
+    flipped.to_move = colour
+    return flipped
+
+
+def safe_own_points(board, colour, keep_regions_with_opponent_stones):
+    """Points of colour's Benson-safe regions where colour should never play."""
+    _stones, safe = pass_alive(board, colour)
+    points = set()
+    for region in connected_parts(safe, board.size + 2):
+        if keep_regions_with_opponent_stones and \
+                any(board.get(p) == opponent(colour) for p in region):
+            continue   # the stones inside still have to be captured for a count as it stands
+        points.update(region)
+    return points
+
+
+def connected_parts(points, stride):
+    """A set of locs split into its 4-connected parts."""
+    remaining, parts = set(points), []
+    while remaining:
+        start = remaining.pop()
+        part, stack = {start}, [start]
+        while stack:
+            p = stack.pop()
+            for q in (p - 1, p + 1, p - stride, p + stride):
+                if q in remaining:
+                    remaining.discard(q)
+                    part.add(q)
+                    stack.append(q)
+        parts.append(part)
+    return parts
+
+
+class Player:
+    """The move choice of one engine: an evaluator, the Boltzmann temperature, a seeded random
+    generator, and the passing, cleanup and resigning rules of the module docstring."""
+
+    def __init__(self, evaluator, beta=DEFAULT_BETA, seed=None,
+                 resign_threshold=DEFAULT_RESIGN_THRESHOLD, capture_all_dead=False):
+        if not (beta >= 0):
+            raise ValueError(f"beta must be >= 0 (or inf), got {beta!r}")
+        self.evaluator = evaluator
+        self.beta = float(beta)
+        self.rng = np.random.default_rng(seed)
+        self.resign_threshold = resign_threshold
+        self.capture_all_dead = capture_all_dead
+        self.hopeless_streak = 0
+        self.seconds_per_size = {}   # measured cost of one choose() per board size
+
+    def new_game(self):
+        self.hopeless_streak = 0
+
+    # --- analysis -------------------------------------------------------------------------------
+
+    def analyse(self, state, colour, capture_mode=None):
+        if capture_mode is None:
+            capture_mode = self.capture_all_dead
+        state = state_for(state, colour)
+        moves, values = self.evaluator.successor_values(state)
+        moves = list(moves)
+        if not moves or moves[-1] != PASS:
+            raise ValueError("the evaluator's successor_values must list PASS last")
+        values = np.asarray(values, dtype=float)
+        board = state.board
+        excluded = safe_own_points(board, colour, keep_regions_with_opponent_stones=capture_mode)
+        candidate = np.array([m == PASS or (m not in excluded and not board.is_eye(m, colour))
+                              for m in moves], dtype=bool)
+        probabilities = boltzmann(values, candidate, self.beta)
+        return MoveAnalysis(colour, board.size, moves, values, candidate, probabilities)
+
+    # --- the policy ---------------------------------------------------------------------------
+
+    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False):
+        """Decision for `colour` in `state` (state is not changed). With dry_run the player's
+        random state and resign count are restored afterwards: the same call without dry_run
+        would make the same decision."""
+        if dry_run:
+            saved = copy.deepcopy(self.rng.bit_generator.state), self.hopeless_streak
+            try:
+                return self.choose(state, colour, cleanup, time_budget)
+            finally:
+                self.rng.bit_generator.state, self.hopeless_streak = saved
+        size = state.size
+        expected = self.seconds_per_size.get(size)
+        if time_budget is not None and expected is not None and \
+                time_budget < EMERGENCY_FACTOR * expected:
+            return self._instant_move(state, colour, time_budget)
+        started = time.perf_counter()
+        capture_mode = cleanup or self.capture_all_dead
+        analysis = self.analyse(state, colour, capture_mode)
+        decision = self._decide(state, colour, analysis, cleanup, capture_mode)
+        elapsed = time.perf_counter() - started
+        previous = self.seconds_per_size.get(size, elapsed)
+        self.seconds_per_size[size] = max(elapsed, 0.8 * previous + 0.2 * elapsed)
+        log.debug("%s: %s (%s) in %.3fs", "BW"[colour - 1], _move_text(decision.move, size),
+                  decision.reason, elapsed)
+        return decision
+
+    def _decide(self, state, colour, analysis, cleanup, capture_mode):
+        size = state.size
+        moves, values = analysis.moves, analysis.values
+        pass_index = len(moves) - 1
+        mask = analysis.candidate.copy()
+        mask[pass_index] = False
+        best_real = float(values[mask].max()) if mask.any() else -math.inf
+        pass_value = float(values[pass_index])
+        gains = best_real > pass_value + PASS_MARGIN
+
+        if self.resign_threshold is not None and not cleanup:
+            hopeless = max(best_real, pass_value) < -self.resign_threshold * size * size
+            self.hopeless_streak = self.hopeless_streak + 1 if hopeless else 0
+            if self.hopeless_streak >= RESIGN_STREAK:
+                return Decision(RESIGN, analysis, f"hopeless for {self.hopeless_streak} moves")
+
+        history = state.history
+        if len(history) >= GAME_LENGTH_VALVE * size * size:
+            return Decision(PASS, analysis, "game length valve")
+        opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        if opponent_passed and not cleanup:
+            # Passing now ends the game: pass exactly when the count wins.
+            dead = () if capture_mode else deadstones.assess(state, self.evaluator).dead
+            count = deadstones.score(state, dead)
+            count = count if colour == BLACK else -count
+            if count > 0:
+                return Decision(PASS, analysis, f"opponent passed and the count wins by {count:g}")
+            must_move, reason = True, f"opponent passed and the count loses by {-count:g}"
+        else:
+            must_move, reason = gains, "boltzmann"
+
+        if capture_mode and not gains:
+            # About to pass (or losing after a pass): first take the opponent's dead stones off.
+            dead_opponent = [p for p in deadstones.assess(state, self.evaluator).dead
+                             if state.board.get(p) == opponent(colour)]
+            capture_points = {q for p in dead_opponent for q in state.board.liberties(p)}
+            capture_mask = mask & np.array([m in capture_points for m in moves], dtype=bool)
+            if capture_mask.any():
+                mask, must_move, reason = capture_mask, True, "capturing dead stones"
+        if not must_move:
+            return Decision(PASS, analysis, "no move gains")
+        if not mask.any():
+            return Decision(PASS, analysis, "no candidate move")
+        probabilities = boltzmann(values, mask, self.beta)
+        index = int(self.rng.choice(len(moves), p=probabilities))
+        return Decision(moves[index], analysis, reason, float(probabilities[index]))
+
+    def _instant_move(self, state, colour, time_budget):
+        """Out of time: a random legal move that fills no own eye, or pass; no evaluation."""
+        board = state.board
+        moves = [m for m in state.legal_moves(colour) if not board.is_eye(m, colour)]
+        history = state.history
+        if not moves or (history and history[-1][1] == PASS):
+            return Decision(PASS, None, f"instant pass: budget {time_budget:.3f}s")
+        move = moves[int(self.rng.integers(len(moves)))]
+        return Decision(move, None, f"instant move: budget {time_budget:.3f}s",
+                        1.0 / len(moves))
+
+
+def _move_text(move, size):
+    return move if isinstance(move, str) else format_vertex(move, size)
+
