@@ -88,6 +88,7 @@ cdef class Board:
     cdef void _add_to_empty(self, loc_t p) noexcept nogil
     cdef void _merge_chains(self, loc_t keep, loc_t absorb) noexcept nogil
     cdef int _remove_chain(self, loc_t head) noexcept nogil
+    cdef loc_t _place_stone(self, loc_t p, int colour) noexcept nogil
     cdef void _play_unrecorded(self, loc_t p, int colour) noexcept nogil
     cdef void _check_point(self, loc_t p) except *
     cdef void _check_colour(self, int colour) except *

@@ -260,22 +260,12 @@ cdef class Board:
         self._set(&self.lib_sum_sq[head], 0)
         return removed
 
-    cdef void play_move(self, loc_t p, int colour, bint allow_suicide) noexcept nogil:
-        cdef int i, c, captured = 0, opp = 3 - colour
-        cdef loc_t q, head, own_head, captured_point = NO_LOC_
-        if self.num_moves == self.moves_cap:
-            self.moves_cap *= 2
-            self.moves = <MoveRecord *> realloc(self.moves, self.moves_cap * sizeof(MoveRecord))
-        self.moves[self.num_moves].loc = p
-        self.moves[self.num_moves].colour = colour
-        self.moves[self.num_moves].journal_start = self.journal_len
-        self.moves[self.num_moves].old_hash = self.zobrist
-        self.moves[self.num_moves].captured_start = self.captured_len
-        self.num_moves += 1
-        if p == PASS_LOC:
-            self._set(&self.ko_loc, NO_LOC_)
-            return
-        # Place the stone as a chain of its own.
+    cdef loc_t _place_stone(self, loc_t p, int colour) noexcept nogil:
+        """Put a stone on the empty point p, update the neighbours' liberties and merge it with
+        friendly chains (the larger chain keeps its head). Returns the head of its chain.
+        Captures are the caller's business."""
+        cdef int i, c
+        cdef loc_t q, head, own_head = p
         self._set(&self.colour[p], colour)
         self.zobrist ^= ZOBRIST[colour][p]
         self._remove_from_empty(p)
@@ -292,8 +282,6 @@ cdef class Board:
                 self._add_liberty_edge(p, q)
             elif c != C_WALL:
                 self._remove_liberty_edge(self.chain_head[q], p)
-        # Merge with friendly neighbours (the larger chain keeps its head).
-        own_head = p
         for i in range(4):
             q = p + self.neighbour_offset[i]
             if self.colour[q] == colour:
@@ -305,6 +293,24 @@ cdef class Board:
                     own_head = head
                 else:
                     self._merge_chains(own_head, head)
+        return own_head
+
+    cdef void play_move(self, loc_t p, int colour, bint allow_suicide) noexcept nogil:
+        cdef int i, c, captured = 0, opp = 3 - colour
+        cdef loc_t q, head, own_head, captured_point = NO_LOC_
+        if self.num_moves == self.moves_cap:
+            self.moves_cap *= 2
+            self.moves = <MoveRecord *> realloc(self.moves, self.moves_cap * sizeof(MoveRecord))
+        self.moves[self.num_moves].loc = p
+        self.moves[self.num_moves].colour = colour
+        self.moves[self.num_moves].journal_start = self.journal_len
+        self.moves[self.num_moves].old_hash = self.zobrist
+        self.moves[self.num_moves].captured_start = self.captured_len
+        self.num_moves += 1
+        if p == PASS_LOC:
+            self._set(&self.ko_loc, NO_LOC_)
+            return
+        own_head = self._place_stone(p, colour)
         # Capture opponent chains left without liberties.
         for i in range(4):
             q = p + self.neighbour_offset[i]
@@ -710,31 +716,7 @@ cdef class Board:
     def _place_setup(self, loc_t p, int colour):
         """Setup stone: placed even if it has no liberty yet (diagrams are filled in any order);
         a chain that ends with no liberty when the diagram is complete is an error of the diagram."""
-        cdef int i, c
-        cdef loc_t q, head
-        self._set(&self.colour[p], colour)
-        self.zobrist ^= ZOBRIST[colour][p]
-        self._remove_from_empty(p)
-        self._set(&self.chain_head[p], p)
-        self._set(&self.next_in_chain[p], p)
-        self._set(&self.chain_size[p], 1)
-        for i in range(4):
-            q = p + self.neighbour_offset[i]
-            c = self.colour[q]
-            if c == C_EMPTY:
-                self._add_liberty_edge(p, q)
-            elif c != C_WALL:
-                self._remove_liberty_edge(self.chain_head[q], p)
-        head = p
-        for i in range(4):
-            q = p + self.neighbour_offset[i]
-            if self.colour[q] == colour and self.chain_head[q] != head:
-                if self.chain_size[self.chain_head[q]] >= self.chain_size[head]:
-                    q = self.chain_head[q]
-                    self._merge_chains(q, head)
-                    head = q
-                else:
-                    self._merge_chains(head, self.chain_head[q])
+        self._place_stone(p, colour)
 
     def __str__(self):
         from engine.coords import GTP_COLUMNS
