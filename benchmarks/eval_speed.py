@@ -2,15 +2,20 @@
 against full, on 9x9 and 19x19 middle-game positions.
 
     python benchmarks/eval_speed.py [--weights FILE] [--repeats N] [--sizes 9 19]
+                                    [--feature-sets isn14 neurogo neurogo_lite]
 
 Targets (issue 3, default net, one core): all successors of a 9x9 middle-game position in <= 1 ms,
-of a 19x19 one in <= 10 ms; incremental >= 5x faster than full on 19x19. Columns:
+of a 19x19 one in <= 10 ms; incremental >= 5x faster than full on 19x19. Issue 6: the neurogo
+feature set costs at most 2x isn14 per 1-ply move. One row per board size and feature set (fresh
+nets of each set, or the one net of --weights). Columns:
   full eval     one full network evaluation of the position (encode + forward)
   1-ply net     Network.successor_values: every legal successor, incremental (the network's part)
   1-ply eval    NetworkEvaluator.successor_values: the same plus the superko-filtered move list
                 (GameState.legal_moves) and the Python around it: what the player pays per move
   1-ply full    every successor by a full evaluation (Network.successor_values_full)
   legal_moves   GameState.legal_moves alone
+  per move      1-ply net / moves: one successor's cost
+  x isn14       1-ply net against the isn14 row of the same size
 Times are the best of --repeats runs (each run loops for about 0.2 s).
 """
 import argparse
@@ -26,6 +31,7 @@ from engine.board import BLACK, WHITE  # noqa: E402
 from engine.evaluator import NetworkEvaluator  # noqa: E402
 from engine.game import GameState  # noqa: E402
 from engine import weights as weight_files  # noqa: E402
+from engine.network import FEATURE_SETS  # noqa: E402
 
 FILL_FRACTION = 0.35    # a middle game: about a third of the points played
 POSITION_SEED = 2024
@@ -91,28 +97,40 @@ def measure(network, size, repeats):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--weights", help="weight file (default: a fresh net from --seed)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the fresh net")
+    parser.add_argument("--weights", help="weight file (default: fresh nets from --seed)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the fresh nets")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
+    parser.add_argument("--feature-sets", nargs="+", default=["isn14", "neurogo", "neurogo_lite"],
+                        choices=sorted(FEATURE_SETS), help="fresh nets of these input sets")
     args = parser.parse_args(argv)
     if args.weights:
         network, _ = weight_files.load_weights(args.weights)
+        networks = [network]
         source = args.weights
     else:
-        network = weight_files.new_network(args.seed)
-        source = f"fresh net, seed {args.seed}"
-    print(f"network: {source}; {network.num_params} parameters; best of {args.repeats}")
-    header = (f"{'size':>4} {'stones':>6} {'moves':>5} {'full eval':>10} {'1-ply net':>10} "
-              f"{'1-ply eval':>10} {'1-ply full':>10} {'speedup':>7} {'legal_moves':>11} "
-              f"{'max |diff|':>10}")
+        networks = [weight_files.new_network(args.seed, feature_set=name)
+                    for name in args.feature_sets]
+        source = f"fresh nets, seed {args.seed}"
+    print(f"network: {source}; " + ", ".join(f"{n.feature_set} {n.num_params} parameters"
+                                             for n in networks) + f"; best of {args.repeats}")
+    header = (f"{'size':>4} {'set':>8} {'stones':>6} {'moves':>5} {'full eval':>10} "
+              f"{'1-ply net':>10} {'1-ply eval':>10} {'1-ply full':>10} {'speedup':>7} "
+              f"{'legal_moves':>11} {'max |diff|':>10} {'per move':>9} {'x isn14':>7}")
     print(header)
     for size in args.sizes:
-        r = measure(network, size, args.repeats)
-        print(f"{r['size']:>4} {r['stones']:>6} {r['moves']:>5} {r['full_eval'] * 1e6:>8.1f}us "
-              f"{r['net_1ply'] * 1e3:>8.3f}ms {r['eval_1ply'] * 1e3:>8.3f}ms "
-              f"{r['full_1ply'] * 1e3:>8.3f}ms {r['full_1ply'] / r['net_1ply']:>6.1f}x "
-              f"{r['legal'] * 1e3:>9.3f}ms {r['agreement']:>10.1e}")
+        isn14_time = None
+        for network in networks:
+            r = measure(network, size, args.repeats)
+            if network.feature_set == "isn14":
+                isn14_time = r["net_1ply"]
+            ratio = f"{r['net_1ply'] / isn14_time:>6.2f}x" if isn14_time else f"{'-':>7}"
+            print(f"{r['size']:>4} {network.feature_set:>8} {r['stones']:>6} {r['moves']:>5} "
+                  f"{r['full_eval'] * 1e6:>8.1f}us "
+                  f"{r['net_1ply'] * 1e3:>8.3f}ms {r['eval_1ply'] * 1e3:>8.3f}ms "
+                  f"{r['full_1ply'] * 1e3:>8.3f}ms {r['full_1ply'] / r['net_1ply']:>6.1f}x "
+                  f"{r['legal'] * 1e3:>9.3f}ms {r['agreement']:>10.1e} "
+                  f"{r['net_1ply'] / max(r['moves'], 1) * 1e6:>7.2f}us {ratio}")
 
 
 if __name__ == "__main__":

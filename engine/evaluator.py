@@ -46,8 +46,10 @@ class Evaluation:
     value: float                  # expected final score for the side to move, in points, komi included
     ownership: np.ndarray         # (num_locs,): -1 (white) .. +1 (black), 0 off the board
     outputs: np.ndarray           # (num_locs, n_outputs) raw per-point outputs
-    inputs: Optional[np.ndarray] = None   # (num_locs,) the network's inputs (recurrence applied),
-                                          # for the trainer; None for evaluators without a network
+    inputs: Optional[np.ndarray] = None   # the network's inputs (recurrence applied), for the
+                                          # trainer: (num_locs,) for isn14, (num_locs, max_active)
+                                          # for a multi-hot set (Network.forward's format); None
+                                          # for evaluators without a network
 
 
 class Evaluator(ABC):
@@ -80,7 +82,7 @@ class _Position:
     board_hash: int
     to_move: int
     outputs: np.ndarray          # (num_locs, 7)
-    inputs: np.ndarray           # (num_locs,)
+    inputs: np.ndarray           # (num_locs,) or (num_locs, max_active), as Network.encode
     total: float                 # sum of rewards for the player not to move, komi excluded
     ownership: np.ndarray        # real colours, +1 black
     weights: np.ndarray          # recurrence weights for the positions that follow this one
@@ -91,9 +93,9 @@ class NetworkEvaluator(Evaluator):
 
     def __init__(self, network, capture_value=CHINESE_CAPTURE_VALUE, stone_value=CHINESE_STONE_VALUE,
                  cache_size=DEFAULT_CACHE_SIZE, metadata=None):
-        if network.feature_set != "isn14":
-            raise ValueError(f"NetworkEvaluator encodes isn14 inputs; the network uses "
-                             f"{network.feature_set}")
+        if network.feature_set not in isn.FEATURE_SETS:
+            raise ValueError(f"NetworkEvaluator cannot encode the inputs of feature set "
+                             f"{network.feature_set!r}")
         if not capture_value >= 0 or not 0 <= stone_value <= 1:
             raise ValueError(f"scoring needs c >= 0 and 0 <= s <= 1, got c={capture_value}, "
                              f"s={stone_value}")
@@ -203,6 +205,8 @@ class NetworkEvaluator(Evaluator):
     @staticmethod
     def _ownership(outputs, inputs, to_move):
         """Per point, the Chinese-scoring reward (c = 0, s = 1) in real colours, +1 for Black."""
+        if inputs.ndim == 2:        # multi-hot: every set's first input is the isn14 one
+            inputs = inputs[:, 0]
         states = np.full(len(inputs), EMPTY)
         states[(inputs >= isn.INPUT_WHITE_C1) & (inputs < isn.INPUT_BLACK_C1)] = WHITE
         states[(inputs >= isn.INPUT_BLACK_C1) & (inputs < isn.INPUT_EMPTY_POINT)] = BLACK

@@ -11,11 +11,18 @@
 # Hidden units. Per cell: num_trivial T, num_symmetric S, num_diagonal D, num_chiral C units, then
 # num_faithful F pairs (F1, F2 adjacent), in that order: num_hidden = T + S + D + C + 2F.
 #
+# Inputs. A feature set (engine/features.pyx) fixes num_inputs. isn14 is one-hot: inputs[cell] is
+# the one active input. A multi-hot set (neurogo) gives each cell a list of active inputs
+# (active[cell][0..num_active)), the first always its isn14 input, the others board features.
+#
+# Outputs. num_outputs = NUM_OUTPUTS (the seven territory outputs, which alone give values and the
+# recurrence), plus NUM_RICH_OUTPUTS with rich_signal (NeuroGo's eyes, connections, live points).
+#
 # Free parameters (the flat float64 vector of get_params()/set_params(), in this order):
-#   shortcut  [NUM_OUTPUTS][num_inputs][3]      input->output, per offset orbit (O, EWNS, diagonals)
-#   output    [NUM_OUTPUTS][num_features]       hidden->output, one weight per (output, feature)
+#   shortcut  [num_outputs][num_inputs][3]      input->output, per offset orbit (O, EWNS, diagonals)
+#   output    [num_outputs][num_features]       hidden->output, one weight per (output, feature)
 #   input     [num_features][num_inputs]        input->hidden, one weight per (feature, input)
-#   biases    [NUM_OUTPUTS] then [num_trivial]  only when explicit_biases (see Network.__init__)
+#   biases    [num_outputs] then [num_trivial]  only when explicit_biases (see Network.__init__)
 # A "feature" is one basis vector of the equivariant 3x3 kernels of one hidden unit (or F pair),
 # found by group averaging (equivariant_basis()): T has 3 (centre, edge ring, corner ring), S 1, D 1,
 # C 0, an F pair 2. With T=4, S=2, D=2, C=0, F=2 there are 20 features, and 14 inputs and 7 outputs
@@ -33,12 +40,17 @@
 #   Network.loss_and_gradient(inputs, targets, mask, grad) -> summed cross-entropy; adds its
 #                                                   gradient into grad (caller-owned, float64)
 #   Network.get_params() / set_params(v) / decay(factor) / params_version / parameter_blocks()
-#   Network.encode(board, to_move, weights)       -> the isn14 inputs of a board position
+#   Network.encode(board, to_move, weights)       -> the inputs of a board position: (num_locs,)
+#                                                   for isn14, (num_locs, max_active) padded with
+#                                                   -1 for a multi-hot set (forward() takes both)
 #   liberty_weights(outputs, to_move)             -> recurrence weights for the next position
 #   final_targets(board, c, to_move)              -> Table IV targets and mask
+#   rich_targets(board, to_move)                  -> the rich signal's targets and mask (outputs
+#                                                   7.. of a rich_signal network)
 #   swap_colours(outputs) / swap_colours_mask(mask)  frame change between the two sides to move
 
 from engine.board cimport Board
+from engine.features cimport BoardFeatures, NUM_SLOTS
 from engine.types cimport MAX_LOCS
 
 cdef enum:
@@ -48,6 +60,9 @@ cdef enum:
     NUM_CLASSES = 6          # liberty classes C1..C6
     MAX_HIDDEN = 256
     MAX_FEATURES = 1024
+    MAX_ACTIVE = 32          # active inputs per cell of a multi-hot feature set
+    NUM_RICH_OUTPUTS = 10    # the rich reinforcement signal's outputs (RICH_OUTPUT_NAMES)
+    MAX_OUTPUTS = 17         # NUM_OUTPUTS + NUM_RICH_OUTPUTS
 
 # The seven outputs per point (Table III/IV), in the frame where the side to move is Black.
 cdef enum:
@@ -93,8 +108,8 @@ cdef class Activations:
     cdef int cell_state[MAX_LOCS]            # EMPTY, or the stone's frame colour (BLACK = to move)
     cdef double *hidden                      # [MAX_LOCS][num_hidden], zero on the border
     cdef double *pooled                      # [MAX_LOCS][num_features]
-    cdef double *pre                         # [MAX_LOCS][NUM_OUTPUTS] output pre-activations
-    cdef double *outputs                     # [MAX_LOCS][NUM_OUTPUTS], zero on the border
+    cdef double *pre                         # [MAX_LOCS][num_outputs] output pre-activations
+    cdef double *outputs                     # [MAX_LOCS][num_outputs], zero on the border
     cdef double rewards[MAX_LOCS]            # expected reward per point for the frame's White
     cdef double total                        # sum of rewards
     # scratch: epoch marks (a cell is marked when mark == epoch), change logs, chain classes
@@ -109,6 +124,14 @@ cdef class Activations:
     cdef int changed_old_state[MAX_LOCS]
     cdef int hidden_cells[MAX_LOCS]
     cdef double *saved_hidden                # [MAX_LOCS][num_hidden]
+    # multi-hot feature sets: the active inputs of each cell (the first is the isn14 input, which
+    # inputs[] also holds), and the change log of incremental evaluation
+    cdef int *active                         # [MAX_LOCS][MAX_ACTIVE]
+    cdef int num_active[MAX_LOCS]
+    cdef int *changed_old_active             # [MAX_LOCS][MAX_ACTIVE]
+    cdef int changed_old_num_active[MAX_LOCS]
+    cdef int active_changed[MAX_LOCS]        # cells whose active inputs changed
+    cdef unsigned int candidate_mark[MAX_LOCS]
 
     cdef unsigned int next_epoch(self) noexcept nogil
 
@@ -117,6 +140,17 @@ cdef class Network:
     cdef readonly int num_inputs, num_hidden, num_features, num_params, num_pool_entries
     cdef readonly int num_trivial, num_symmetric, num_diagonal, num_chiral, num_faithful
     cdef readonly bint explicit_biases
+    cdef readonly bint multi_hot             # the feature set is not one-hot (active lists)
+    cdef readonly bint rich_signal           # outputs 7.. predict the rich signal (network.pyx)
+    cdef readonly int num_outputs            # NUM_OUTPUTS, + NUM_RICH_OUTPUTS with rich_signal
+    cdef readonly int max_active             # active inputs per cell at most (1 when one-hot)
+    cdef BoardFeatures board_features        # None when one-hot
+    # the set's board features in input order: the cell kind each applies to (0 empty, 1 own
+    # stone, 2 opponent stone), the slot it reads per side to move, its first input
+    cdef int num_board_features
+    cdef int feature_cell[MAX_ACTIVE]
+    cdef int feature_slot[2][MAX_ACTIVE]     # [side to move - 1][feature]
+    cdef int feature_offset[MAX_ACTIVE]
     cdef readonly str feature_set
     cdef readonly int shortcut_start, output_start, input_start, bias_start
     cdef readonly long long params_version   # incremented by every change of the parameters
@@ -151,7 +185,9 @@ cdef class Network:
     cdef void prepare(self, Activations act, int size) noexcept nogil
     cdef void hidden_cell(self, Activations act, int p) noexcept nogil
     cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
-                          double *y) noexcept nogil
+                          double *y, int count) noexcept nogil
+    # The first count outputs of cell p (all num_outputs for training, the seven territory ones
+    # for values); pre and y have num_outputs entries.
     cdef void forward_all(self, Activations act, double c, double s) noexcept nogil
     # Full forward pass from act.inputs/act.cell_state; fills hidden, pooled, outputs, rewards, total.
     cdef int chain_class(self, Activations act, Board board, int p,
@@ -159,10 +195,20 @@ cdef class Network:
     cdef void encode_board(self, Activations act, Board board, int to_move,
                            const double *weights) noexcept nogil
     # isn14 inputs of the board with to_move presented as Black; classes from weights.
+    cdef void encode_multi_hot(self, Activations act, Board board, int to_move,
+                               const double *weights, bint record) noexcept nogil
+    # encode_board() plus the board features and the active lists; record: remember what the
+    # successors of this position need (board_features.compute_all's ladder footprints).
+    cdef int cell_inputs(self, Activations act, int p, int to_move, const signed char *slots,
+                         int *out) noexcept nogil
+    # The active inputs of cell p from its isn14 input (act.inputs[p]) and its feature slots.
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
                                 const double *weights, double c, double s) noexcept nogil
     # act holds the evaluated position before the move, encoded in the successor's frame; board has
     # just played move for mover. Returns successor total - act.total; act is left unchanged.
+    cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
+                                          const double *weights, double c, double s) noexcept nogil
+    # The same for a multi-hot feature set; act must come from encode_multi_hot(record=True).
     cdef double backward(self, Activations act, const double *targets,
                          const unsigned char *mask, double *grad) noexcept nogil
     # act holds a forward pass; adds d(loss)/d(params) into grad and returns the loss.

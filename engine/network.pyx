@@ -3,9 +3,12 @@
 
 Reading order: equivariant_basis() (how the weight tying is derived), Network.__init__ (the
 parameter layout, see also network.pxd), hidden_cell()/output_cell()/forward_all() (the forward
-pass), encode_board() (the isn14 inputs and the implicit recurrence), successor_delta() (the
-incremental 1-ply evaluation), backward() (training). engine/evaluator.py wraps all this behind
-the Evaluator interface; engine/weights.py reads and writes the parameter vector.
+pass), encode_board() (the isn14 inputs and the implicit recurrence), encode_multi_hot() (the
+board features of multi-hot feature sets), successor_delta() and successor_delta_multi_hot() (the
+incremental 1-ply evaluation), backward() (training), rich_targets() (the rich signal).
+engine/evaluator.py wraps all this behind the Evaluator interface; engine/weights.py reads and
+writes the parameter vector; engine/features.pyx registers the feature sets and computes NeuroGo's
+board features.
 
 The network (paper, section III). A cell per point of the extended lattice; each on-board cell has
 hidden units of the D8 irreducible types T, S, D, C, F (F two-dimensional), each border cell the
@@ -19,6 +22,18 @@ inputs, and likewise for a T unit's bias and its centre input weights. The paper
 parameters therefore have no explicit biases, and neither does this network for one-hot feature
 sets. Only T units could have a bias at all (S, D, C and F units change sign under some symmetry).
 A feature set that is not one-hot gets explicit output and T biases (FeatureSet.one_hot).
+
+Feature sets. isn14 is the paper's one-hot input. neurogo adds NeuroGo 3's preprocessed features
+(Table 1), multi-hot: a cell's active inputs are listed (Activations.active), each adding its
+weight row, in ascending input order. All board features are rotation-invariant facts of the
+position, so the network stays exactly equivariant. In 1-ply evaluation, engine/features.pyx
+recomputes only what a move can change, ladders included (their footprints).
+
+Rich signal (NeuroGo 3, section 2.1; Network(rich_signal=True)). RICH_OUTPUT_NAMES follow the
+seven territory outputs: single-point eyes, connections (self, edge and corner neighbours as D8
+orbits) and live points per frame colour, trained by TD from rich_targets(). They only shape the
+hidden units: values, rewards and the recurrence use the seven territory outputs alone, and the
+1-ply hot path computes only those.
 
 Colours. The network always sees the side to move as Black (as NeuroGo does), so the same
 position with the colours swapped and the other side to move gives identical inputs. In this frame
@@ -40,6 +55,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
 
 from engine.board cimport Board
+from engine.features cimport BoardFeatures, NO_VALUE
+from engine.features import FEATURE_SET_SPECS, FEATURES, set_layout, slot_of
 from engine.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
                            MAX_LOCS, MIN_SIZE, MAX_SIZE)
 
@@ -51,6 +68,13 @@ OFFSET_VECTORS = ((0, 0), (1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1
 OFFSET_ORBITS = (0, 1, 1, 1, 1, 2, 2, 2, 2)   # centre, edge neighbours, diagonal neighbours
 OUTPUT_NAMES = ("Z+", "Zo", "Z.", "A+o", "A+.", "Ao", "A.")
 N_OUTPUTS = NUM_OUTPUTS
+# The rich reinforcement signal (Network(rich_signal=True), outputs N_OUTPUTS..): per point and
+# frame colour (black = the side to move), in Black/White pairs. See rich_targets().
+RICH_OUTPUT_NAMES = ("eye_black", "eye_white", "connected_self_black", "connected_self_white",
+                     "connected_edges_black", "connected_edges_white", "connected_corners_black",
+                     "connected_corners_white", "alive_black", "alive_white")
+N_RICH_OUTPUTS = NUM_RICH_OUTPUTS
+assert len(RICH_OUTPUT_NAMES) == NUM_RICH_OUTPUTS
 N_CLASSES = NUM_CLASSES
 INPUT_WHITE_C1 = INPUT_WHITE
 INPUT_BLACK_C1 = INPUT_BLACK
@@ -72,12 +96,12 @@ SWAP_PERMUTATION = np.array([0, 2, 1, 4, 3, 6, 5])
 SWAP_COMPLEMENT = np.array([True, True, True, False, False, False, False])
 
 FeatureSet = namedtuple("FeatureSet", "name version num_inputs one_hot description")
-FEATURE_SETS = {
-    "isn14": FeatureSet(
-        "isn14", 1, ISN14_INPUTS, True,
-        "Blair's 14 one-hot inputs: white stone C1..C6, black stone C1..C6, empty, off-board; "
-        "classes from the previous evaluation's Z+ and A+ summed over the chain's liberties"),
-}
+# The registered feature sets (engine/features.pyx): every one starts with the isn14 inputs, so
+# input 0..13 mean the same in all of them; the others add multi-hot board features.
+FEATURE_SETS = {name: FeatureSet(name, set_layout(name).version, set_layout(name).num_inputs,
+                                 set_layout(name).one_hot, spec.description)
+                for name, spec in FEATURE_SET_SPECS.items()}
+assert FEATURE_SETS["isn14"].num_inputs == ISN14_INPUTS and FEATURE_SETS["isn14"].one_hot
 
 HIDDEN_TYPES = ("T", "S", "D", "C", "F")
 
@@ -220,12 +244,17 @@ cdef class Activations:
         self.pool_delta = <int *> malloc(max(num_pool_entries, 1) * sizeof(int))
         self.hidden = <double *> malloc(MAX_LOCS * max(num_hidden, 1) * sizeof(double))
         self.pooled = <double *> malloc(MAX_LOCS * max(num_features, 1) * sizeof(double))
-        self.pre = <double *> malloc(MAX_LOCS * NUM_OUTPUTS * sizeof(double))
-        self.outputs = <double *> malloc(MAX_LOCS * NUM_OUTPUTS * sizeof(double))
+        self.pre = <double *> malloc(MAX_LOCS * MAX_OUTPUTS * sizeof(double))
+        self.outputs = <double *> malloc(MAX_LOCS * MAX_OUTPUTS * sizeof(double))
         self.saved_hidden = <double *> malloc(MAX_LOCS * max(num_hidden, 1) * sizeof(double))
+        self.active = <int *> malloc(MAX_LOCS * MAX_ACTIVE * sizeof(int))
+        self.changed_old_active = <int *> malloc(MAX_LOCS * MAX_ACTIVE * sizeof(int))
         if (self.pool_delta == NULL or self.hidden == NULL or self.pooled == NULL or self.pre == NULL
-                or self.outputs == NULL or self.saved_hidden == NULL):
+                or self.outputs == NULL or self.saved_hidden == NULL or self.active == NULL
+                or self.changed_old_active == NULL):
             raise MemoryError()
+        memset(self.num_active, 0, sizeof(self.num_active))
+        memset(self.candidate_mark, 0, sizeof(self.candidate_mark))
         memset(self.hidden_mark, 0, sizeof(self.hidden_mark))
         memset(self.output_mark, 0, sizeof(self.output_mark))
         memset(self.chain_mark, 0, sizeof(self.chain_mark))
@@ -237,6 +266,8 @@ cdef class Activations:
         free(self.pre)
         free(self.outputs)
         free(self.saved_hidden)
+        free(self.active)
+        free(self.changed_old_active)
 
     cdef unsigned int next_epoch(self) noexcept nogil:
         self.epoch += 1
@@ -244,6 +275,7 @@ cdef class Activations:
             memset(self.hidden_mark, 0, sizeof(self.hidden_mark))
             memset(self.output_mark, 0, sizeof(self.output_mark))
             memset(self.chain_mark, 0, sizeof(self.chain_mark))
+            memset(self.candidate_mark, 0, sizeof(self.candidate_mark))
             self.epoch = 1
         return self.epoch
 
@@ -265,7 +297,7 @@ cdef class Network:
     set them with set_params() (engine/weights.py makes random or saved ones)."""
 
     def __init__(self, str feature_set="isn14", int trivial=4, int symmetric=2, int diagonal=2,
-                 int chiral=0, int faithful=2, explicit_biases=None):
+                 int chiral=0, int faithful=2, explicit_biases=None, bint rich_signal=False):
         if feature_set not in FEATURE_SETS:
             raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(FEATURE_SETS)}")
         counts = {"T": trivial, "S": symmetric, "D": diagonal, "C": chiral, "F": faithful}
@@ -277,6 +309,11 @@ cdef class Network:
         self.num_inputs = spec.num_inputs
         # Explicit biases follow from the feature set; the override exists for experiments and tests.
         self.explicit_biases = (not spec.one_hot) if explicit_biases is None else bool(explicit_biases)
+        self._set_up_features(feature_set)
+        # The rich reinforcement signal (NeuroGo 3, section 2.1): RICH_OUTPUT_NAMES after the
+        # seven territory outputs, trained like them; values still come from the seven alone.
+        self.rich_signal = rich_signal
+        self.num_outputs = NUM_OUTPUTS + (NUM_RICH_OUTPUTS if rich_signal else 0)
         self.num_trivial, self.num_symmetric, self.num_diagonal = trivial, symmetric, diagonal
         self.num_chiral, self.num_faithful = chiral, faithful
         self.num_hidden = trivial + symmetric + diagonal + chiral + 2 * faithful
@@ -304,10 +341,10 @@ cdef class Network:
 
         ni, nf, nh = self.num_inputs, self.num_features, self.num_hidden
         self.shortcut_start = 0
-        self.output_start = NUM_OUTPUTS * ni * 3
-        self.input_start = self.output_start + NUM_OUTPUTS * nf
+        self.output_start = self.num_outputs * ni * 3
+        self.input_start = self.output_start + self.num_outputs * nf
         self.bias_start = self.input_start + nf * ni
-        self.num_params = self.bias_start + ((NUM_OUTPUTS + trivial) if self.explicit_biases else 0)
+        self.num_params = self.bias_start + ((self.num_outputs + trivial) if self.explicit_biases else 0)
 
         pool_start = np.zeros(nf + 1, dtype=np.intc)
         pool_offset, pool_hidden, pool_sign = [], [], []
@@ -319,19 +356,19 @@ cdef class Network:
                 pool_sign.append(float(sign))
         tables = {
             "hidden": np.zeros((NUM_OFFSETS, ni, max(nh, 1))),
-            "shortcut": np.zeros((NUM_OFFSETS, ni, NUM_OUTPUTS)),
-            "output": np.zeros((max(nf, 1), NUM_OUTPUTS)),
+            "shortcut": np.zeros((NUM_OFFSETS, ni, self.num_outputs)),
+            "output": np.zeros((max(nf, 1), self.num_outputs)),
             "hidden_bias": np.zeros(max(nh, 1)),
-            "output_bias": np.zeros(NUM_OUTPUTS),
+            "output_bias": np.zeros(self.num_outputs),
             "pool_start": pool_start,
             "pool_offset": np.array(pool_offset + [0], dtype=np.intc),
             "pool_hidden": np.array(pool_hidden + [0], dtype=np.intc),
             "pool_sign": np.array(pool_sign + [0.0]),
             "grad_hidden_table": np.zeros((NUM_OFFSETS, ni, max(nh, 1))),
-            "grad_shortcut_table": np.zeros((NUM_OFFSETS, ni, NUM_OUTPUTS)),
-            "grad_output": np.zeros((max(nf, 1), NUM_OUTPUTS)),
+            "grad_shortcut_table": np.zeros((NUM_OFFSETS, ni, self.num_outputs)),
+            "grad_output": np.zeros((max(nf, 1), self.num_outputs)),
             "grad_hidden_bias": np.zeros(max(nh, 1)),
-            "grad_output_bias": np.zeros(NUM_OUTPUTS),
+            "grad_output_bias": np.zeros(self.num_outputs),
             "grad_hidden": np.zeros((MAX_LOCS, max(nh, 1))),
         }
         self._tables = tables
@@ -359,6 +396,28 @@ cdef class Network:
         self._params = np.zeros(self.num_params)
         self._expand()
 
+    def _set_up_features(self, str feature_set):
+        """The board features of a multi-hot set and the table mapping their slots to inputs."""
+        layout = set_layout(feature_set)
+        self.multi_hot = not layout.one_hot
+        self.max_active = layout.max_active
+        if self.max_active > MAX_ACTIVE:
+            raise ValueError(f"feature set {feature_set} has {self.max_active} features; at most "
+                             f"{MAX_ACTIVE} are supported")
+        cdef int own, j = 0
+        self.board_features = BoardFeatures(layout.needs) if self.multi_hot else None
+        cells = {"empty_own": 0, "empty_opponent": 0, "own_stone": 1, "opponent_stone": 2}
+        for name, offset in layout.offsets.items():     # in input order
+            feature = FEATURES[name]
+            if feature.slot is None:
+                continue
+            self.feature_cell[j] = cells[feature.points]
+            self.feature_offset[j] = offset
+            for own in range(2):
+                self.feature_slot[own][j] = slot_of(feature, own + C_BLACK)
+            j += 1
+        self.num_board_features = j
+
     # ----------------------------------------------------------------- parameters
 
     @property
@@ -370,7 +429,8 @@ cdef class Network:
         """Networks pickle by architecture and parameters (e.g. to self-play worker processes)."""
         return (_rebuild_network, (self.feature_set, self.num_trivial, self.num_symmetric,
                                    self.num_diagonal, self.num_chiral, self.num_faithful,
-                                   bool(self.explicit_biases), self.get_params()))
+                                   bool(self.explicit_biases), self.get_params(),
+                                   bool(self.rich_signal)))
 
     def get_params(self):
         """A copy of the flat parameter vector (float64, layout in network.pxd)."""
@@ -397,13 +457,15 @@ cdef class Network:
     def parameter_blocks(self):
         """{name: (start, stop, shape)} of the blocks of the parameter vector."""
         blocks = {
-            "shortcut": (self.shortcut_start, self.output_start, (NUM_OUTPUTS, self.num_inputs, 3)),
-            "output": (self.output_start, self.input_start, (NUM_OUTPUTS, self.num_features)),
+            "shortcut": (self.shortcut_start, self.output_start,
+                         (self.num_outputs, self.num_inputs, 3)),
+            "output": (self.output_start, self.input_start, (self.num_outputs, self.num_features)),
             "input": (self.input_start, self.bias_start, (self.num_features, self.num_inputs)),
         }
         if self.explicit_biases:
-            blocks["output_bias"] = (self.bias_start, self.bias_start + NUM_OUTPUTS, (NUM_OUTPUTS,))
-            blocks["trivial_bias"] = (self.bias_start + NUM_OUTPUTS, self.num_params,
+            blocks["output_bias"] = (self.bias_start, self.bias_start + self.num_outputs,
+                                     (self.num_outputs,))
+            blocks["trivial_bias"] = (self.bias_start + self.num_outputs, self.num_params,
                                       (self.num_trivial,))
         return blocks
 
@@ -437,7 +499,7 @@ cdef class Network:
         input_hidden [9][inputs][hidden], input_output [9][inputs][7], hidden_output [9][hidden][7],
         where offset nu connects the output (or hidden) cell x to the cell x + nu."""
         nh = self.num_hidden
-        hidden_output = np.zeros((NUM_OFFSETS, max(nh, 1), NUM_OUTPUTS))
+        hidden_output = np.zeros((NUM_OFFSETS, max(nh, 1), self.num_outputs))
         output = self._tables["output"]
         for f, entries in enumerate(self._features):
             for k, h, sign in entries:
@@ -487,57 +549,78 @@ cdef class Network:
         act.num_cells = n
 
     cdef void hidden_cell(self, Activations act, int p) noexcept nogil:
-        cdef int nh = self.num_hidden, ni = self.num_inputs, k, h
+        cdef int nh = self.num_hidden, ni = self.num_inputs, k, h, a, q
         cdef double *out = act.hidden + p * nh
         cdef const double *row
+        cdef const int *cell_active
         for h in range(nh):
             out[h] = self.hidden_bias[h]
-        for k in range(NUM_OFFSETS):
-            row = self.hidden_table + (k * ni + act.inputs[p + act.offsets[k]]) * nh
-            for h in range(nh):
-                out[h] += row[h]
+        if self.multi_hot:
+            for k in range(NUM_OFFSETS):
+                q = p + act.offsets[k]
+                cell_active = act.active + q * MAX_ACTIVE
+                for a in range(act.num_active[q]):
+                    row = self.hidden_table + (k * ni + cell_active[a]) * nh
+                    for h in range(nh):
+                        out[h] += row[h]
+        else:
+            for k in range(NUM_OFFSETS):
+                row = self.hidden_table + (k * ni + act.inputs[p + act.offsets[k]]) * nh
+                for h in range(nh):
+                    out[h] += row[h]
         for h in range(nh):
             # tanh written through exp: glibc's tanh costs about three exps, and this form is
             # within 1e-16 of it in absolute terms (the only terms that matter in the sums).
             out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)
 
     cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
-                          double *y) noexcept nogil:
-        cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, e
+                          double *y, int count) noexcept nogil:
+        cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, e, no = self.num_outputs
         cdef const double *row
         cdef const double *cell_hidden = act.hidden + p * self.num_hidden
         cdef double acc
-        for o in range(NUM_OUTPUTS):
+        cdef int a, q
+        cdef const int *cell_active
+        for o in range(count):
             pre[o] = self.output_bias[o]
-        for k in range(NUM_OFFSETS):
-            row = self.shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * NUM_OUTPUTS
-            for o in range(NUM_OUTPUTS):
-                pre[o] += row[o]
+        if self.multi_hot:
+            for k in range(NUM_OFFSETS):
+                q = p + act.offsets[k]
+                cell_active = act.active + q * MAX_ACTIVE
+                for a in range(act.num_active[q]):
+                    row = self.shortcut_table + (k * ni + cell_active[a]) * no
+                    for o in range(count):
+                        pre[o] += row[o]
+        else:
+            for k in range(NUM_OFFSETS):
+                row = self.shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * no
+                for o in range(count):
+                    pre[o] += row[o]
         for f in range(nf):
             acc = 0.0
             for e in range(self.pool_start[f], self.pool_start[f + 1]):
                 acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
             pooled[f] = acc
-            row = self.output_weights + f * NUM_OUTPUTS
-            for o in range(NUM_OUTPUTS):
+            row = self.output_weights + f * no
+            for o in range(count):
                 pre[o] += acc * row[o]
-        for o in range(NUM_OUTPUTS):
+        for o in range(count):
             y[o] = 1.0 / (1.0 + exp(-pre[o]))
 
     cdef void forward_all(self, Activations act, double c, double s) noexcept nogil:
-        cdef int i, p, nh = self.num_hidden, nf = self.num_features
+        cdef int i, p, nh = self.num_hidden, nf = self.num_features, no = self.num_outputs
         cdef double total = 0.0, r
         memset(act.hidden, 0, act.num_locs * nh * sizeof(double))
-        memset(act.outputs, 0, act.num_locs * NUM_OUTPUTS * sizeof(double))
-        memset(act.pre, 0, act.num_locs * NUM_OUTPUTS * sizeof(double))
+        memset(act.outputs, 0, act.num_locs * no * sizeof(double))
+        memset(act.pre, 0, act.num_locs * no * sizeof(double))
         memset(act.rewards, 0, act.num_locs * sizeof(double))
         for i in range(act.num_cells):
             self.hidden_cell(act, act.cells[i])
         for i in range(act.num_cells):
             p = act.cells[i]
-            self.output_cell(act, p, act.pooled + p * nf, act.pre + p * NUM_OUTPUTS,
-                             act.outputs + p * NUM_OUTPUTS)
-            r = point_reward(act.outputs + p * NUM_OUTPUTS, act.cell_state[p], c, s)
+            self.output_cell(act, p, act.pooled + p * nf, act.pre + p * no,
+                             act.outputs + p * no, no)
+            r = point_reward(act.outputs + p * no, act.cell_state[p], c, s)
             act.rewards[p] = r
             total += r
         act.total = total
@@ -582,6 +665,31 @@ cdef class Network:
                 act.inputs[p] = INPUT_WHITE + cls
                 act.cell_state[p] = C_WHITE
 
+    cdef int cell_inputs(self, Activations act, int p, int to_move, const signed char *slots,
+                         int *out) noexcept nogil:
+        cdef int n = 1, j, cell, value, state = act.cell_state[p]
+        cdef const int *slot_index = &self.feature_slot[to_move - C_BLACK][0]
+        out[0] = act.inputs[p]
+        if not act.on_board[p]:
+            return n
+        cell = 0 if state == C_EMPTY else (1 if state == C_BLACK else 2)
+        for j in range(self.num_board_features):     # ascending inputs: a canonical order
+            if self.feature_cell[j] == cell:
+                value = slots[slot_index[j]]
+                if value != NO_VALUE:
+                    out[n] = self.feature_offset[j] + value
+                    n += 1
+        return n
+
+    cdef void encode_multi_hot(self, Activations act, Board board, int to_move,
+                               const double *weights, bint record) noexcept nogil:
+        cdef int p
+        self.encode_board(act, board, to_move, weights)
+        self.board_features.compute_all(board, record)
+        for p in range(act.num_locs):
+            act.num_active[p] = self.cell_inputs(act, p, to_move, self.board_features.value[p],
+                                                 act.active + p * MAX_ACTIVE)
+
     # ----------------------------------------------------------------- incremental successors
 
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
@@ -598,8 +706,8 @@ cdef class Network:
         cdef int j, t, k, q, r, colour, head, cls, new_input, new_state, stone
         cdef double delta = 0.0
         cdef double pooled[MAX_FEATURES]
-        cdef double pre[NUM_OUTPUTS]
-        cdef double y[NUM_OUTPUTS]
+        cdef double pre[MAX_OUTPUTS]
+        cdef double y[MAX_OUTPUTS]
         for j in range(-1, num_captured):
             q = move if j < 0 else captured[j]
             for t in range(5):
@@ -649,7 +757,7 @@ cdef class Network:
                 if r < 0 or r >= act.num_locs or not act.on_board[r] or act.output_mark[r] == epoch:
                     continue
                 act.output_mark[r] = epoch
-                self.output_cell(act, r, pooled, pre, y)
+                self.output_cell(act, r, pooled, pre, y, NUM_OUTPUTS)
                 delta += point_reward(y, act.cell_state[r], c, s) - act.rewards[r]
         # 4. Restore the position before the move.
         for j in range(num_hidden_cells):
@@ -661,14 +769,126 @@ cdef class Network:
             act.cell_state[q] = act.changed_old_state[j]
         return delta
 
+    cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
+                                          const double *weights, double c, double s) noexcept nogil:
+        # 1. The isn14 inputs, as in successor_delta (logged by set_cell), then the board features
+        #    of the successor (engine/features.pyx: the cells the move can change, ladders
+        #    included).
+        cdef int *captured
+        cdef int num_captured = board.last_move_captured(&captured)
+        cdef unsigned int epoch = act.next_epoch()
+        cdef int frame_black = 3 - mover      # the successor's side to move
+        cdef int num_changed = 0, num_active_changed = 0, num_hidden_cells = 0
+        cdef int nh = self.num_hidden
+        cdef int j, t, k, q, r, colour, head, cls, new_input, new_state, stone, n, a
+        cdef bint differs
+        cdef double delta = 0.0
+        cdef double pooled[MAX_FEATURES]
+        cdef double pre[MAX_OUTPUTS]
+        cdef double y[MAX_OUTPUTS]
+        cdef int fresh[MAX_ACTIVE]
+        cdef int *cell_active
+        for j in range(-1, num_captured):
+            q = move if j < 0 else captured[j]
+            for t in range(5):
+                r = q if t == 0 else q + act.neighbours[t - 1]
+                colour = board.colour[r]
+                if colour == C_EMPTY:
+                    if t == 0:
+                        num_changed = set_cell(act, r, INPUT_EMPTY, C_EMPTY, num_changed)
+                elif colour == C_BLACK or colour == C_WHITE:
+                    head = board.chain_head[r]
+                    if act.chain_mark[head] == epoch:
+                        continue
+                    act.chain_mark[head] = epoch
+                    cls = self.chain_class(act, board, head, weights)
+                    if colour == frame_black:
+                        new_input = INPUT_BLACK + cls
+                        new_state = C_BLACK
+                    else:
+                        new_input = INPUT_WHITE + cls
+                        new_state = C_WHITE
+                    stone = head
+                    while True:
+                        num_changed = set_cell(act, stone, new_input, new_state, num_changed)
+                        stone = board.next_in_chain[stone]
+                        if stone == head:
+                            break
+        self.board_features.successor(board, move)
+        # 2. The active inputs of every cell whose isn14 input or features may have changed.
+        for j in range(num_changed + self.board_features.num_overlay):
+            if j < num_changed:
+                q = act.changed_cells[j]
+            else:
+                q = self.board_features.overlay_cells[j - num_changed]
+            if act.candidate_mark[q] == epoch:
+                continue
+            act.candidate_mark[q] = epoch
+            n = self.cell_inputs(act, q, frame_black, self.board_features.cell_values(q), fresh)
+            cell_active = act.active + q * MAX_ACTIVE
+            differs = n != act.num_active[q]
+            if not differs:
+                for a in range(n):
+                    if fresh[a] != cell_active[a]:
+                        differs = True
+                        break
+            if not differs:
+                continue
+            memcpy(act.changed_old_active + num_active_changed * MAX_ACTIVE, cell_active,
+                   act.num_active[q] * sizeof(int))
+            act.changed_old_num_active[num_active_changed] = act.num_active[q]
+            act.active_changed[num_active_changed] = q
+            num_active_changed += 1
+            memcpy(cell_active, fresh, n * sizeof(int))
+            act.num_active[q] = n
+        if num_active_changed > 0:
+            # 3. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
+            for j in range(num_active_changed):
+                q = act.active_changed[j]
+                for k in range(NUM_OFFSETS):
+                    r = q + act.offsets[k]
+                    if act.on_board[r] and act.hidden_mark[r] != epoch:
+                        act.hidden_mark[r] = epoch
+                        memcpy(act.saved_hidden + num_hidden_cells * nh, act.hidden + r * nh,
+                               nh * sizeof(double))
+                        act.hidden_cells[num_hidden_cells] = r
+                        num_hidden_cells += 1
+            for j in range(num_hidden_cells):
+                self.hidden_cell(act, act.hidden_cells[j])
+            # 4. Outputs within the 5x5 window of a changed input.
+            for j in range(num_active_changed):
+                q = act.active_changed[j]
+                for k in range(NUM_WINDOW):
+                    r = q + act.window[k]
+                    if (r < 0 or r >= act.num_locs or not act.on_board[r]
+                            or act.output_mark[r] == epoch):
+                        continue
+                    act.output_mark[r] = epoch
+                    self.output_cell(act, r, pooled, pre, y, NUM_OUTPUTS)
+                    delta += point_reward(y, act.cell_state[r], c, s) - act.rewards[r]
+        # 5. Restore the position before the move.
+        for j in range(num_hidden_cells):
+            memcpy(act.hidden + act.hidden_cells[j] * nh, act.saved_hidden + j * nh,
+                   nh * sizeof(double))
+        for j in range(num_active_changed - 1, -1, -1):
+            q = act.active_changed[j]
+            memcpy(act.active + q * MAX_ACTIVE, act.changed_old_active + j * MAX_ACTIVE,
+                   act.changed_old_num_active[j] * sizeof(int))
+            act.num_active[q] = act.changed_old_num_active[j]
+        for j in range(num_changed - 1, -1, -1):
+            q = act.changed_cells[j]
+            act.inputs[q] = act.changed_old_input[j]
+            act.cell_state[q] = act.changed_old_state[j]
+        return delta
+
     # ----------------------------------------------------------------- backward pass (nogil)
 
     cdef double backward(self, Activations act, const double *targets,
                          const unsigned char *mask, double *grad) noexcept nogil:
         cdef int ni = self.num_inputs, nh = self.num_hidden, nf = self.num_features
-        cdef int i, p, o, k, f, e, h, input_index, orbit
+        cdef int i, p, o, k, f, e, h, input_index, orbit, q, a, no = self.num_outputs
         cdef double loss = 0.0, acc, z, t, g
-        cdef double delta[NUM_OUTPUTS]
+        cdef double delta[MAX_OUTPUTS]
         cdef const double *y
         cdef const double *cell_pooled
         cdef double *cell_grad_hidden
@@ -679,25 +899,25 @@ cdef class Network:
         if grad == NULL:
             for i in range(act.num_cells):
                 p = act.cells[i]
-                for o in range(NUM_OUTPUTS):
-                    if mask[p * NUM_OUTPUTS + o]:
-                        z = act.pre[p * NUM_OUTPUTS + o]
-                        loss += softplus(z) - targets[p * NUM_OUTPUTS + o] * z
+                for o in range(no):
+                    if mask[p * no + o]:
+                        z = act.pre[p * no + o]
+                        loss += softplus(z) - targets[p * no + o] * z
             return loss
         memset(self.grad_hidden_table, 0, NUM_OFFSETS * ni * nh * sizeof(double))
-        memset(self.grad_shortcut_table, 0, NUM_OFFSETS * ni * NUM_OUTPUTS * sizeof(double))
-        memset(self.grad_output_weights, 0, nf * NUM_OUTPUTS * sizeof(double))
+        memset(self.grad_shortcut_table, 0, NUM_OFFSETS * ni * no * sizeof(double))
+        memset(self.grad_output_weights, 0, nf * no * sizeof(double))
         memset(self.grad_hidden_bias, 0, nh * sizeof(double))
-        memset(self.grad_output_bias, 0, NUM_OUTPUTS * sizeof(double))
+        memset(self.grad_output_bias, 0, no * sizeof(double))
         memset(self.grad_hidden, 0, act.num_locs * nh * sizeof(double))
         for i in range(act.num_cells):
             p = act.cells[i]
-            y = act.outputs + p * NUM_OUTPUTS
+            y = act.outputs + p * no
             any_target = False
-            for o in range(NUM_OUTPUTS):
-                if mask[p * NUM_OUTPUTS + o]:
-                    t = targets[p * NUM_OUTPUTS + o]
-                    z = act.pre[p * NUM_OUTPUTS + o]
+            for o in range(no):
+                if mask[p * no + o]:
+                    t = targets[p * no + o]
+                    z = act.pre[p * no + o]
                     loss += softplus(z) - t * z
                     delta[o] = y[o] - t
                     any_target = True
@@ -705,20 +925,23 @@ cdef class Network:
                     delta[o] = 0.0
             if not any_target:
                 continue
-            for o in range(NUM_OUTPUTS):
+            for o in range(no):
                 self.grad_output_bias[o] += delta[o]
             for k in range(NUM_OFFSETS):
-                row = self.grad_shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * NUM_OUTPUTS
-                for o in range(NUM_OUTPUTS):
-                    row[o] += delta[o]
+                q = p + act.offsets[k]
+                for a in range(act.num_active[q] if self.multi_hot else 1):
+                    input_index = act.active[q * MAX_ACTIVE + a] if self.multi_hot else act.inputs[q]
+                    row = self.grad_shortcut_table + (k * ni + input_index) * no
+                    for o in range(no):
+                        row[o] += delta[o]
             cell_pooled = act.pooled + p * nf
             cell_grad_hidden = self.grad_hidden + p * nh
             for f in range(nf):
-                row = self.grad_output_weights + f * NUM_OUTPUTS
+                row = self.grad_output_weights + f * no
                 acc = 0.0
-                for o in range(NUM_OUTPUTS):
+                for o in range(no):
                     row[o] += cell_pooled[f] * delta[o]
-                    acc += self.output_weights[f * NUM_OUTPUTS + o] * delta[o]
+                    acc += self.output_weights[f * no + o] * delta[o]
                 for e in range(self.pool_start[f], self.pool_start[f + 1]):
                     cell_grad_hidden[act.pool_delta[e]] += self.pool_sign[e] * acc
         # Through tanh into the input->hidden table (border hidden units are constant zero).
@@ -730,19 +953,22 @@ cdef class Network:
                 cell_grad_hidden[h] *= 1.0 - g * g
                 self.grad_hidden_bias[h] += cell_grad_hidden[h]
             for k in range(NUM_OFFSETS):
-                row = self.grad_hidden_table + (k * ni + act.inputs[p + act.offsets[k]]) * nh
-                for h in range(nh):
-                    row[h] += cell_grad_hidden[h]
+                q = p + act.offsets[k]
+                for a in range(act.num_active[q] if self.multi_hot else 1):
+                    input_index = act.active[q * MAX_ACTIVE + a] if self.multi_hot else act.inputs[q]
+                    row = self.grad_hidden_table + (k * ni + input_index) * nh
+                    for h in range(nh):
+                        row[h] += cell_grad_hidden[h]
         # Contract the dense-kernel gradients onto the free parameters (the transpose of _expand).
         for k in range(NUM_OFFSETS):
             orbit = self.orbit_of_offset[k]
             for input_index in range(ni):
-                for o in range(NUM_OUTPUTS):
+                for o in range(no):
                     grad[self.shortcut_start + (o * ni + input_index) * 3 + orbit] += \
-                        self.grad_shortcut_table[(k * ni + input_index) * NUM_OUTPUTS + o]
+                        self.grad_shortcut_table[(k * ni + input_index) * no + o]
         for f in range(nf):
-            for o in range(NUM_OUTPUTS):
-                grad[self.output_start + o * nf + f] += self.grad_output_weights[f * NUM_OUTPUTS + o]
+            for o in range(no):
+                grad[self.output_start + o * nf + f] += self.grad_output_weights[f * no + o]
             for e in range(self.pool_start[f], self.pool_start[f + 1]):
                 k = self.pool_offset[e]
                 h = self.pool_hidden[e]
@@ -750,17 +976,20 @@ cdef class Network:
                     grad[self.input_start + f * ni + input_index] += \
                         self.pool_sign[e] * self.grad_hidden_table[(k * ni + input_index) * nh + h]
         if self.explicit_biases:
-            for o in range(NUM_OUTPUTS):
+            for o in range(no):
                 grad[self.bias_start + o] += self.grad_output_bias[o]
             for h in range(self.num_trivial):
-                grad[self.bias_start + NUM_OUTPUTS + h] += self.grad_hidden_bias[h]
+                grad[self.bias_start + no + h] += self.grad_hidden_bias[h]
         return loss
 
     # ----------------------------------------------------------------- Python API: raw inputs
 
     def _load_inputs(self, Activations act, inputs):
-        """Validate a raw input array (one active input index per lattice cell) and load it."""
+        """Validate a raw input array (one active input index per lattice cell, or for a multi-hot
+        set a row of active inputs per cell padded with -1) and load it."""
         values = np.asarray(inputs)
+        if self.multi_hot:
+            return self._load_active_inputs(act, values)
         if values.ndim != 1 or not np.issubdtype(values.dtype, np.integer):
             raise ValueError(f"inputs must be a 1-D integer array, got {values.dtype} "
                              f"shape {values.shape}")
@@ -787,8 +1016,63 @@ cdef class Network:
                 act.cell_state[p] = C_WHITE
         return size
 
+    def _load_active_inputs(self, Activations act, values):
+        if values.ndim != 2 or not np.issubdtype(values.dtype, np.integer):
+            raise ValueError(f"inputs of the multi-hot set {self.feature_set} must be a 2-D "
+                             f"integer array (cells, active inputs padded with -1), got "
+                             f"{values.dtype} shape {values.shape}")
+        if not 1 <= values.shape[1] <= MAX_ACTIVE:
+            raise ValueError(f"inputs must have 1..{MAX_ACTIVE} columns, not {values.shape[1]}")
+        stride = int(round(len(values) ** 0.5))
+        size = stride - 2
+        if stride * stride != len(values) or not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"inputs has {len(values)} cells: not a padded board of size "
+                             f"{MIN_SIZE}..{MAX_SIZE}")
+        stones = values[:, 0]
+        if stones.min() < 0 or stones.max() > INPUT_OFF_BOARD:
+            raise ValueError(f"the first input of every cell must be an isn14 input "
+                             f"0..{INPUT_OFF_BOARD}")
+        rest = values[:, 1:]
+        if np.any((rest != -1) & ((rest <= INPUT_OFF_BOARD) | (rest >= self.num_inputs))):
+            raise ValueError(f"further inputs must be -1 (none) or in "
+                             f"{INPUT_OFF_BOARD + 1}..{self.num_inputs - 1}")
+        self.prepare(act, size)
+        on_board = np.array([act.on_board[p] for p in range(act.num_locs)], dtype=bool)
+        if np.any(on_board == (stones == INPUT_OFF_BOARD)):
+            raise ValueError("the off-board input must be active exactly on the border")
+        if np.any(~on_board & np.any(rest != -1, axis=1)):
+            raise ValueError("border cells have no inputs but the off-board one")
+        cdef int[:, ::1] cells = np.ascontiguousarray(values, dtype=np.intc)
+        cdef int p, a, v, n, width = values.shape[1]
+        for p in range(act.num_locs):
+            v = cells[p, 0]
+            act.inputs[p] = v
+            act.cell_state[p] = (C_EMPTY if v >= INPUT_EMPTY else
+                                 C_BLACK if v >= INPUT_BLACK else C_WHITE)
+            n = 0
+            for a in range(width):
+                if cells[p, a] >= 0:
+                    act.active[p * MAX_ACTIVE + n] = cells[p, a]
+                    n += 1
+            act.num_active[p] = n
+        return size
+
+    def _inputs_array(self, Activations act):
+        """The inputs of act as forward() takes them: (num_locs,) one-hot, or for a multi-hot set
+        (num_locs, max_active) active inputs padded with -1."""
+        cdef int[::1] view = <int[:act.num_locs]> act.inputs
+        if not self.multi_hot:
+            return np.array(view, copy=True)
+        result = np.full((act.num_locs, self.max_active), -1, dtype=np.intc)
+        cdef int[:, ::1] out = result
+        cdef int p, a
+        for p in range(act.num_locs):
+            for a in range(act.num_active[p]):
+                out[p, a] = act.active[p * MAX_ACTIVE + a]
+        return result
+
     def _outputs_array(self, Activations act):
-        cdef double[:, ::1] view = <double[:act.num_locs, :NUM_OUTPUTS]> act.outputs
+        cdef double[:, ::1] view = <double[:act.num_locs, :self.num_outputs]> act.outputs
         return np.array(view, copy=True)
 
     def forward(self, inputs, want_hidden=False):
@@ -809,7 +1093,7 @@ cdef class Network:
     def _targets_and_mask(self, Activations act, targets, mask):
         t = np.ascontiguousarray(targets, dtype=np.float64)
         m = np.ascontiguousarray(mask, dtype=np.uint8)
-        shape = (act.num_locs, NUM_OUTPUTS)
+        shape = (act.num_locs, self.num_outputs)
         if t.shape != shape or m.shape != shape:
             raise ValueError(f"targets and mask must have shape {shape}, got {t.shape} and {m.shape}")
         if np.any(m.astype(bool) & ~((t >= 0.0) & (t <= 1.0))):
@@ -859,22 +1143,24 @@ cdef class Network:
         return w
 
     def _check_board_inputs(self, int to_move):
-        if self.feature_set != "isn14":
-            raise ValueError(f"board encoding is isn14's; this network uses {self.feature_set}")
         if to_move != C_BLACK and to_move != C_WHITE:
             raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
 
     def encode(self, Board board, int to_move, weights):
-        """The isn14 input array (num_locs,) of board with to_move presented as Black, each chain's
-        liberty class taken from the recurrence weights (see liberty_weights)."""
+        """The inputs of board with to_move presented as Black, each chain's liberty class taken
+        from the recurrence weights (see liberty_weights): for isn14 an array (num_locs,), for a
+        multi-hot set (num_locs, max_active) active inputs padded with -1 (as forward() takes)."""
         self._check_board_inputs(to_move)
         w = self._weights_array(board, weights)
         cdef const double[:, ::1] w_view = w
         act = self.scratch
         self.prepare(act, board.size)
-        self.encode_board(act, board, to_move, &w_view[0, 0])
-        cdef int[::1] view = <int[:act.num_locs]> act.inputs
-        return np.array(view, copy=True)
+        if self.multi_hot:
+            self.board_features.prepare(board.size)
+            self.encode_multi_hot(act, board, to_move, &w_view[0, 0], False)
+        else:
+            self.encode_board(act, board, to_move, &w_view[0, 0])
+        return self._inputs_array(act)
 
     def evaluate_board(self, Board board, int to_move, weights, double c=0.0, double s=1.0):
         """Full evaluation of board with to_move to play: (outputs (num_locs, 7), inputs
@@ -885,12 +1171,16 @@ cdef class Network:
         cdef const double[:, ::1] w_view = w
         act = self.scratch
         self.prepare(act, board.size)
+        if self.multi_hot:
+            self.board_features.prepare(board.size)
         with nogil:
-            self.encode_board(act, board, to_move, &w_view[0, 0])
+            if self.multi_hot:
+                self.encode_multi_hot(act, board, to_move, &w_view[0, 0], False)
+            else:
+                self.encode_board(act, board, to_move, &w_view[0, 0])
             self.forward_all(act, c, s)
-        cdef int[::1] inputs = <int[:act.num_locs]> act.inputs
         cdef double[::1] rewards = <double[:act.num_locs]> act.rewards
-        return (self._outputs_array(act), np.array(inputs, copy=True), np.array(rewards, copy=True),
+        return (self._outputs_array(act), self._inputs_array(act), np.array(rewards, copy=True),
                 act.total)
 
     def _moves_array(self, Board board, int mover, moves, bint allow_suicide):
@@ -926,14 +1216,24 @@ cdef class Network:
         cdef const double *w_ptr = &w_view[0, 0]
         cdef double base_total
         self.prepare(act, board.size)
+        if self.multi_hot:
+            self.board_features.prepare(board.size)
         with nogil:
             # The unchanged position, seen from the successors' side to move, is the pass successor.
-            self.encode_board(act, board, 3 - mover, w_ptr)
+            if self.multi_hot:
+                self.encode_multi_hot(act, board, 3 - mover, w_ptr, True)
+            else:
+                self.encode_board(act, board, 3 - mover, w_ptr)
             self.forward_all(act, c, s)
             base_total = act.total
             for i in range(n):
                 board.play_move(m_view[i], mover, allow_suicide)
-                out[i] = base_total + self.successor_delta(act, board, m_view[i], mover, w_ptr, c, s)
+                if self.multi_hot:
+                    out[i] = base_total + self.successor_delta_multi_hot(act, board, m_view[i],
+                                                                         mover, w_ptr, c, s)
+                else:
+                    out[i] = base_total + self.successor_delta(act, board, m_view[i], mover, w_ptr,
+                                                               c, s)
                 board.undo_move()
         return base_total, values
 
@@ -953,13 +1253,21 @@ cdef class Network:
         cdef const double *w_ptr = &w_view[0, 0]
         cdef double pass_total
         self.prepare(act, board.size)
+        if self.multi_hot:
+            self.board_features.prepare(board.size)
         with nogil:
-            self.encode_board(act, board, 3 - mover, w_ptr)
+            if self.multi_hot:
+                self.encode_multi_hot(act, board, 3 - mover, w_ptr, False)
+            else:
+                self.encode_board(act, board, 3 - mover, w_ptr)
             self.forward_all(act, c, s)
             pass_total = act.total
             for i in range(n):
                 board.play_move(m_view[i], mover, allow_suicide)
-                self.encode_board(act, board, 3 - mover, w_ptr)
+                if self.multi_hot:
+                    self.encode_multi_hot(act, board, 3 - mover, w_ptr, False)
+                else:
+                    self.encode_board(act, board, 3 - mover, w_ptr)
                 self.forward_all(act, c, s)
                 out[i] = act.total
                 board.undo_move()
@@ -967,8 +1275,9 @@ cdef class Network:
 
 
 def _rebuild_network(feature_set, trivial, symmetric, diagonal, chiral, faithful, explicit_biases,
-                     params):
-    network = Network(feature_set, trivial, symmetric, diagonal, chiral, faithful, explicit_biases)
+                     params, rich_signal=False):
+    network = Network(feature_set, trivial, symmetric, diagonal, chiral, faithful, explicit_biases,
+                      rich_signal)
     network.set_params(params)
     return network
 
@@ -981,8 +1290,9 @@ def liberty_weights(outputs, int to_move):
     to_move presented as Black): per point [z, a] for black chains then [z, a] for white chains.
     In the frame, a White chain's liberty counts Z+ and A+o, a Black chain's 1 - Z+ and A+."""
     y = np.asarray(outputs, dtype=np.float64)
-    if y.ndim != 2 or y.shape[1] != NUM_OUTPUTS:
-        raise ValueError(f"outputs must have shape (num_locs, {NUM_OUTPUTS}), got {y.shape}")
+    if y.ndim != 2 or y.shape[1] not in (NUM_OUTPUTS, NUM_OUTPUTS + NUM_RICH_OUTPUTS):
+        raise ValueError(f"outputs must have shape (num_locs, {NUM_OUTPUTS}) (or "
+                         f"{NUM_OUTPUTS + NUM_RICH_OUTPUTS} with the rich signal), got {y.shape}")
     if to_move != C_BLACK and to_move != C_WHITE:
         raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
     frame_white = np.stack([y[:, OUT_Z_EMPTY], y[:, OUT_A_EMPTY_WHITE]], axis=1)
@@ -1100,3 +1410,81 @@ def final_targets(Board board, double c, int to_move=C_BLACK):
                 targets[p, o] = value
                 mask[p, o] = True
     return targets, mask
+
+
+# ---------------------------------------------------------------------------------------------
+# The rich reinforcement signal (NeuroGo 3, section 2.1)
+
+def _connection_components(Board board, int colour):
+    """Per loc, the label of colour's connection component (-1 outside): the 4-connected sets of
+    colour's stones and colour's single-point eyes (NeuroGo: a path of such points connects)."""
+    stride = board.stride
+    member = np.zeros(board.num_locs, dtype=bool)
+    for p in board.points():
+        member[p] = board.get(p) == colour or board.is_eye(p, colour)
+    label = np.full(board.num_locs, -1, dtype=np.int64)
+    count = 0
+    for start in board.points():
+        if not member[start] or label[start] >= 0:
+            continue
+        label[start] = count
+        stack = [start]
+        while stack:
+            p = stack.pop()
+            for q in (p + 1, p - 1, p + stride, p - stride):
+                if 0 <= q < board.num_locs and member[q] and label[q] < 0:
+                    label[q] = count
+                    stack.append(q)
+        count += 1
+    return label
+
+
+def rich_targets(Board board, int to_move=C_BLACK):
+    """The rich signal observed on board, in the frame where to_move is Black: targets
+    (num_locs, N_RICH_OUTPUTS) in [0, 1] and mask (num_locs, N_RICH_OUTPUTS, bool; the on-board
+    cells). Per frame colour X:
+      eye              the point is a single-point eye of X (the board's eye rule)
+      connected_self   the point is X's stone or eye (connected to itself)
+      connected_edges  the fraction of its on-board edge neighbours connected to it by X
+      connected_corners  the same for its on-board diagonal neighbours
+      alive            the point is connected by X to two of X's single-point eyes
+    Two points are connected by X when a path of X's stones and single-point eyes joins them.
+    NeuroGo predicts the connection to each of the 8 neighbours; an ISN output is invariant under
+    the board's symmetries, so the 8 directions enter as their two D8 orbits (edges, corners),
+    each as the fraction connected. Trained by TD like the territory outputs: at the end of a game
+    these are the final targets; during the game an eye, connection or live point present on the
+    board is an observed event (NeuroGo: the signal comes "when it is created on the board"), and
+    a live point stays alive until the end."""
+    if to_move != C_BLACK and to_move != C_WHITE:
+        raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {to_move}")
+    stride = board.stride
+    targets = np.zeros((board.num_locs, NUM_RICH_OUTPUTS))
+    mask = np.zeros((board.num_locs, NUM_RICH_OUTPUTS), dtype=bool)
+    points = board.points()
+    mask[points] = True
+    edges = (1, -1, stride, -stride)
+    corners = (1 + stride, 1 - stride, -1 + stride, -1 - stride)
+    for column, colour in enumerate((to_move, 3 - to_move)):   # frame Black, then frame White
+        label = _connection_components(board, colour)
+        eyes_in = np.zeros(label.max() + 2, dtype=np.int64)
+        for p in points:
+            if board.is_eye(p, colour):
+                targets[p, 0 + column] = 1.0
+                eyes_in[label[p]] += 1
+        for p in points:
+            if label[p] < 0:
+                continue
+            targets[p, 2 + column] = 1.0
+            for offsets, first in ((edges, 4), (corners, 6)):
+                neighbours = [p + d for d in offsets if board.get(p + d) != C_WALL]
+                joined = sum(1 for q in neighbours if label[q] == label[p])
+                targets[p, first + column] = joined / len(neighbours)
+            if eyes_in[label[p]] >= 2:
+                targets[p, 8 + column] = 1.0
+    return targets, mask
+
+
+def swap_rich_colours(values):
+    """Rich outputs or targets (..., N_RICH_OUTPUTS) seen with the other side to move."""
+    v = np.asarray(values)
+    return v[..., [k ^ 1 for k in range(NUM_RICH_OUTPUTS)]]

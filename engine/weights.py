@@ -6,7 +6,8 @@ A weight file is an .npz archive (read with allow_pickle=False) holding two arra
     format           "kosumi-weights"
     format_version   FORMAT_VERSION
     architecture     {"name": "isn", "hidden": {"T", "S", "D", "C", "F": counts},
-                      "num_inputs", "num_outputs", "explicit_biases", "num_params"}
+                      "num_inputs", "num_outputs", "explicit_biases", "num_params",
+                      "rich_signal" (only when true; absent means false)}
     feature_set      {"name", "version"} of the inputs the parameters were trained on
     board_size       the board size trained on (the net itself plays on any size)
     games_trained    self-play games behind the parameters
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.network import FEATURE_SETS, N_OUTPUTS, Network
+from engine.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
 
 FORMAT_NAME = "kosumi-weights"
 FORMAT_VERSION = 1
@@ -44,25 +45,32 @@ class WeightFileError(ValueError):
         self.problem = problem
 
 
-def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE):
+def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE,
+                rich_signal=False):
     """A freshly initialised network: parameters drawn from N(0, scale^2) with numpy's PCG64
-    seeded by seed, so the same seed gives the same network (the trainer starts from it)."""
+    seeded by seed, so the same seed gives the same network (the trainer starts from it).
+    feature_set: the input set (engine/features.pyx); rich_signal: NeuroGo's extra outputs."""
     counts = dict(DEFAULT_HIDDEN if hidden is None else hidden)
-    network = _network_for(counts, feature_set)
+    network = _network_for(counts, feature_set, rich_signal=rich_signal)
     rng = np.random.default_rng(seed)
     network.set_params(rng.normal(0.0, scale, network.num_params))
     return network
 
 
-def _network_for(counts, feature_set, explicit_biases=None):
+def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
     return Network(feature_set, trivial=counts["T"], symmetric=counts["S"], diagonal=counts["D"],
-                   chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases)
+                   chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases,
+                   rich_signal=rich_signal)
 
 
 def architecture_of(network):
-    return {"name": ARCHITECTURE, "hidden": network.hidden_counts, "num_inputs": network.num_inputs,
-            "num_outputs": N_OUTPUTS, "explicit_biases": bool(network.explicit_biases),
-            "num_params": network.num_params}
+    architecture = {"name": ARCHITECTURE, "hidden": network.hidden_counts,
+                    "num_inputs": network.num_inputs, "num_outputs": network.num_outputs,
+                    "explicit_biases": bool(network.explicit_biases),
+                    "num_params": network.num_params}
+    if network.rich_signal:     # written only when set: plain nets keep their metadata as before
+        architecture["rich_signal"] = True
+    return architecture
 
 
 def save_weights(path, network, board_size, games_trained, trainer=None, created=None):
@@ -102,10 +110,13 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
     return metadata
 
 
-def load_weights(path):
+def load_weights(path, feature_set=None):
     """(Network, metadata) from a weight file; WeightFileError for a missing, truncated, corrupt
-    or mismatched file."""
+    or mismatched file. feature_set: the input feature set the caller will feed the net; a file
+    trained on another set is refused (a net must never meet inputs it was not trained on)."""
     path = Path(path)
+    if feature_set is not None and feature_set not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(FEATURE_SETS)}")
     if not path.exists():
         raise WeightFileError(path, "file not found")
     if not path.is_file():
@@ -137,6 +148,10 @@ def load_weights(path):
             problem = f"not a readable .npz archive (truncated or corrupt): {error}"
         raise WeightFileError(path, problem) from None
     metadata = _decode_metadata(path, raw_metadata)
+    trained_on = metadata["feature_set"].get("name")
+    if feature_set is not None and trained_on != feature_set:
+        raise WeightFileError(path, f"trained on input feature set {trained_on!r}, but the caller "
+                                    f"feeds {feature_set!r}")
     network = _network_from_metadata(path, metadata)
     _validate_params(path, params, metadata, network)
     network.set_params(params)
@@ -195,14 +210,19 @@ def _network_from_metadata(path, metadata):
     if architecture.get("num_inputs") != known.num_inputs:
         raise WeightFileError(path, f"architecture has {architecture.get('num_inputs')!r} inputs; "
                                     f"feature set {known.name} has {known.num_inputs}")
-    if architecture.get("num_outputs") != N_OUTPUTS:
+    rich_signal = architecture.get("rich_signal", False)
+    if not isinstance(rich_signal, bool):
+        raise WeightFileError(path, f"architecture rich_signal should be true or false, "
+                                    f"got {rich_signal!r}")
+    outputs = N_OUTPUTS + (N_RICH_OUTPUTS if rich_signal else 0)
+    if architecture.get("num_outputs") != outputs:
         raise WeightFileError(path, f"architecture has {architecture.get('num_outputs')!r} outputs, "
-                                    f"not {N_OUTPUTS}")
+                                    f"not {outputs}")
     biases = architecture.get("explicit_biases")
     if not isinstance(biases, bool):
         raise WeightFileError(path, f"architecture explicit_biases should be true or false, "
                                     f"got {biases!r}")
-    network = _network_for(hidden, known.name, biases)
+    network = _network_for(hidden, known.name, biases, rich_signal)
     if architecture.get("num_params") != network.num_params:
         raise WeightFileError(path, f"architecture says {architecture.get('num_params')!r} parameters; "
                                     f"that architecture has {network.num_params}")

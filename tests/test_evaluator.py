@@ -53,6 +53,20 @@ def test_successor_values_are_minus_the_evaluation_of_each_successor(network, si
         assert value == pytest.approx(-evaluator.evaluate(after).value, rel=1e-9, abs=1e-9)
 
 
+def test_multi_hot_feature_sets_evaluate_through_the_same_interface():
+    network = new_network(seed=5, feature_set="neurogo", scale=0.3)
+    state = random_game(7, 25, seed=8)
+    evaluator = NetworkEvaluator(network)
+    evaluation = evaluator.evaluate(state)
+    assert evaluation.inputs.shape == (state.board.num_locs, network.max_active)
+    assert np.all(np.abs(evaluation.ownership) <= 1.0)
+    moves, values = evaluator.successor_values(state)
+    for move, value in list(zip(moves, values))[::2]:
+        after = state.copy()
+        after.play(move)
+        assert value == pytest.approx(-evaluator.evaluate(after).value, rel=1e-9, abs=1e-9)
+
+
 def test_training_scoring_is_consistent_too(network):
     state = random_game(7, 20, seed=3)
     evaluator = NetworkEvaluator(network, capture_value=0.4, stone_value=0.4)

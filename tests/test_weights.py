@@ -84,6 +84,42 @@ def test_other_architectures_round_trip(tmp_path):
     assert np.array_equal(loaded.get_params(), network.get_params())
 
 
+def test_feature_set_and_version_travel_with_the_weights(tmp_path):
+    network = new_network(seed=4, feature_set="neurogo")
+    path = tmp_path / "neurogo.npz"
+    metadata = save_weights(path, network, board_size=9, games_trained=0)
+    assert metadata["feature_set"] == {"name": "neurogo", "version": 1}
+    assert metadata["architecture"]["num_inputs"] == 79
+    assert metadata["architecture"]["explicit_biases"] is True
+    loaded, _ = load_weights(path, feature_set="neurogo")
+    assert loaded.feature_set == "neurogo"
+    assert np.array_equal(loaded.get_params(), network.get_params())
+    # A caller that feeds other inputs is refused, naming both sets.
+    with pytest.raises(WeightFileError) as caught:
+        load_weights(path, feature_set="isn14")
+    assert "trained on input feature set 'neurogo', but the caller feeds 'isn14'" in str(caught.value)
+    with pytest.raises(ValueError, match="unknown feature set 'raw'"):
+        load_weights(path, feature_set="raw")
+
+
+def test_the_rich_signal_option_travels_with_the_weights(saved, tmp_path):
+    network = new_network(seed=6, rich_signal=True)
+    path = tmp_path / "rich.npz"
+    metadata = save_weights(path, network, board_size=9, games_trained=0)
+    assert metadata["architecture"]["rich_signal"] is True
+    assert metadata["architecture"]["num_outputs"] == 17
+    loaded, _ = load_weights(path)
+    assert loaded.rich_signal and loaded.num_outputs == 17
+    assert np.array_equal(loaded.get_params(), network.get_params())
+    # Without the key (as every file written before the option) a net has no rich signal.
+    assert "rich_signal" not in saved[2]["architecture"]
+    assert not load_weights(saved[0])[0].rich_signal
+    refused(variant(saved, tmp_path, lambda m: m["architecture"].update(rich_signal=True)),
+            "architecture has 7 outputs, not 17")
+    refused(variant(saved, tmp_path, lambda m: m["architecture"].update(rich_signal="yes")),
+            "rich_signal should be true or false")
+
+
 def test_fresh_networks_are_small_random_and_reproducible():
     first, again, other = new_network(seed=1), new_network(seed=1), new_network(seed=2)
     assert np.array_equal(first.get_params(), again.get_params())
@@ -198,8 +234,10 @@ def test_mismatched_architecture_or_features_are_refused(saved, tmp_path):
     refused(variant(saved, tmp_path, set_arch("explicit_biases", "no")), "explicit_biases")
     refused(variant(saved, tmp_path, lambda m: m["feature_set"].update(version=2)),
             "input feature set isn14 version 2 does not match this kosumi's version 1")
+    refused(variant(saved, tmp_path, lambda m: m["feature_set"].update(name="raw-board")),
+            "unknown input feature set 'raw-board'")
     refused(variant(saved, tmp_path, lambda m: m["feature_set"].update(name="neurogo")),
-            "unknown input feature set 'neurogo'")
+            "architecture has 14 inputs; feature set neurogo has 79")
     # Metadata describing a bigger network than the params hold.
     refused(variant(saved, tmp_path, lambda m: m["architecture"].update(
         hidden={"T": 5, "S": 2, "D": 2, "C": 0, "F": 2}, num_params=714 + 7 * 3 + 3 * 14)),
