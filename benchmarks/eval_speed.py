@@ -16,7 +16,13 @@ nets of each set, or the one net of --weights). Columns:
   legal_moves   GameState.legal_moves alone
   per move      1-ply net / moves: one successor's cost
   x isn14       1-ply net against the isn14 row of the same size
-Times are the best of --repeats runs (each run loops for about 0.2 s).
+Times are the best of --repeats runs (each run loops for about 0.2 s). On a shared, noisy machine
+instruction counts are the reproducible measure: --calls N only makes N 1-ply moves (the "1-ply
+net" column's call) per size and set, untimed, for callgrind to count:
+    valgrind --tool=callgrind --collect-atstart=no \
+        --toggle-collect='__pyx_pf_*Network_*successor_values' \
+        python benchmarks/eval_speed.py --sizes 9 --feature-sets neurogo --calls 3
+then callgrind_annotate's PROGRAM TOTALS / N is one 1-ply move's instructions.
 """
 import argparse
 import os
@@ -71,6 +77,17 @@ def best_time(function, repeats, min_seconds=0.2):
     return best
 
 
+def one_ply_moves(network, size, calls):
+    """calls untimed 1-ply moves (Network.successor_values) of the middle-game position."""
+    state = middle_game(size)
+    evaluator = NetworkEvaluator(network)
+    evaluator.evaluate(state)
+    weights = evaluator._position(state).weights
+    moves = np.array(state.legal_moves(), dtype=np.intc)
+    for _ in range(calls):
+        network.successor_values(state.board, state.to_move, weights, moves)
+
+
 def measure(network, size, repeats):
     state = middle_game(size)
     evaluator = NetworkEvaluator(network)
@@ -103,6 +120,9 @@ def main(argv=None):
     parser.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
     parser.add_argument("--feature-sets", nargs="+", default=["isn14", "neurogo", "neurogo_lite"],
                         choices=sorted(FEATURE_SETS), help="fresh nets of these input sets")
+    parser.add_argument("--calls", type=int, default=0,
+                        help="only make this many untimed 1-ply moves per size and set "
+                             "(for callgrind)")
     args = parser.parse_args(argv)
     if args.weights:
         network, _ = weight_files.load_weights(args.weights)
@@ -112,6 +132,11 @@ def main(argv=None):
         networks = [weight_files.new_network(args.seed, feature_set=name)
                     for name in args.feature_sets]
         source = f"fresh nets, seed {args.seed}"
+    if args.calls:
+        for size in args.sizes:
+            for network in networks:
+                one_ply_moves(network, size, args.calls)
+        return
     print(f"network: {source}; " + ", ".join(f"{n.feature_set} {n.num_params} parameters"
                                              for n in networks) + f"; best of {args.repeats}")
     header = (f"{'size':>4} {'set':>8} {'stones':>6} {'moves':>5} {'full eval':>10} "

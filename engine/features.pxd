@@ -10,8 +10,10 @@
 # then for each successor play the move on the board, successor(board, move) (fills the overlay:
 # the cells whose slots differ or may differ, with their successor values), read them, undo the
 # move. The base values are never modified by successor(). Ladder searches remember, in the base,
-# every point they read (their footprint), so a successor re-reads exactly the ladders whose
-# footprint holds a point the move changed: ladder status can change far from the move.
+# every point whose change could change their result (their footprint: the points they read,
+# less the liberties of chains that have three or more, see footprint_reader_chain()), so a
+# successor re-reads exactly the ladders whose footprint holds a point the move changed: ladder
+# status can change far from the move.
 
 from engine.board cimport Board
 from engine.types cimport MAX_LOCS
@@ -97,6 +99,8 @@ cdef class BoardFeatures:
     cdef int known_attacker_result           # -1, or the block's attacker-first result (reused by
                                              # the defender-first read of a two-liberty block)
     cdef int ladder_libs[MAX_LOCS]
+    cdef unsigned int escape_mark[MAX_LOCS]  # surely_escapes()'s liberty marks
+    cdef unsigned int escape_epoch
     cdef readonly long long reads_made, nodes_visited   # statistics (benchmarks, tests)
     # footprints of the base position's ladder reads: per point a linked list of query ids
     cdef bint recording                      # inside a base ladder query: record its footprint
@@ -132,9 +136,14 @@ cdef class BoardFeatures:
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil
     cdef bint defender_loses(self, Board board, int depth) noexcept nogil
     cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil
+    cdef bint surely_escapes(self, Board board, int x, int filled, const int *ladder_libs,
+                             int num_ladder_libs) noexcept nogil
+    cdef bint count_escaped_nodes(self, int count) noexcept nogil
     cdef void footprint_point(self, int p) noexcept nogil
     cdef void footprint_chain(self, Board board, int p) noexcept nogil
     cdef void footprint_area(self, Board board, int p) noexcept nogil
+    cdef void footprint_reader_chain(self, Board board, int p) noexcept nogil
+    cdef void footprint_reader_area(self, Board board, int p, int whole_colour) noexcept nogil
     cdef void begin_query(self) noexcept nogil
     cdef void end_query(self, int query_point) noexcept nogil
     cdef signed char *overlay_cell(self, int p) noexcept nogil

@@ -19,7 +19,8 @@ The definitions (documented choices where Table 1 leaves room):
 - ladders: engine.game.ladder_captured's reader (attacker plays ataris at the liberties, defender
   extends or captures an attacking block in atari; up to 100 moves and 5000 nodes, unresolved
   counts as escaped), written in C here; "if playing here" plays the stone, then lets the opponent
-  attack first.
+  attack first. The C reader sees an escape to three or more liberties without playing it
+  (surely_escapes()), with the same results and the same node budget as the reference.
 - single-point eye: the board's eye rule (Board.is_eye: every neighbour the colour's stone or the
   edge; at most one opposing diagonal inside, none on the edge).
 - moves needed for an eye: the empty neighbours the colour must fill, when no opposing stone is a
@@ -270,6 +271,8 @@ cdef class BoardFeatures:
         memset(self.link_mark, 0, sizeof(self.link_mark))
         memset(self.scratch_mark, 0, sizeof(self.scratch_mark))
         memset(self.footprint_mark, 0, sizeof(self.footprint_mark))
+        memset(self.escape_mark, 0, sizeof(self.escape_mark))
+        self.escape_epoch = 0
         self.num_entries = self.num_queries = self.num_overlay = 0
         self.known_attacker_result = -1
         cdef int p
@@ -361,6 +364,32 @@ cdef class BoardFeatures:
             elif c == C_BLACK or c == C_WHITE:
                 self.footprint_chain(board, q)
 
+    cdef void footprint_reader_chain(self, Board board, int p) noexcept nogil:
+        """What the ladder reader reads of the chain at p, next to its block or to a move: the
+        stone, and the chain's stones and neighbours only when it has at most two liberties. A
+        chain with three or more liberties stays out of atari after any single move elsewhere
+        (a move fills one liberty; captures and merges only add), so its being out of atari, all
+        the reader asks of it, holds in every successor whose move is not already a recorded
+        point; and its stones then matter only through the reader's own later footprints."""
+        self.footprint_point(p)
+        if board.chain_liberty_count(p) <= 2:
+            self.footprint_chain(board, p)
+
+    cdef void footprint_reader_area(self, Board board, int p, int whole_colour) noexcept nogil:
+        """footprint_area() for a move the ladder reader tries (see footprint_reader_chain):
+        adjacent chains of whole_colour (surely_escapes() counts their liberties) whole."""
+        cdef int i, q, c
+        self.footprint_point(p)
+        for i in range(4):
+            q = p + self.neighbour[i]
+            c = board.colour[q]
+            if c == C_EMPTY:
+                self.footprint_point(q)
+            elif c == whole_colour:
+                self.footprint_chain(board, q)
+            elif c == C_BLACK or c == C_WHITE:
+                self.footprint_reader_chain(board, q)
+
     cdef void begin_query(self) noexcept nogil:
         self.recording = True
         self.footprint_len = 0
@@ -420,10 +449,87 @@ cdef class BoardFeatures:
         self.nodes_visited += self.ladder_nodes
         return result and not self.ladder_exhausted
 
+    cdef bint surely_escapes(self, Board board, int x, int filled, const int *ladder_libs,
+                             int num_ladder_libs) noexcept nogil:
+        """Whether the ladder's block, after its defender plays at the empty point x (with filled,
+        when >= 0, taken as an attacker's stone), surely has three or more liberties: a lower
+        bound that leaves out what captures would add, so True is exact and False means "play it
+        out". False when x does not join the ladder's block (a capture elsewhere).
+        ladder_libs[0..num_ladder_libs): the block's liberties, known to the caller, so the
+        block itself (often long) is not walked.
+        It reads x's area, with the defender's chains there whole. Saves the play and undo of the
+        escapes that end a ladder, which are most of a ladder read's moves."""
+        cdef int i, j, r, t, q, head, count = 0, num_heads = 0
+        cdef int ladder_head = board.chain_head[self.ladder_stone]
+        cdef int heads[4]
+        cdef bint seen, joins = False
+        cdef unsigned int epoch
+        for i in range(4):
+            r = x + self.neighbour[i]
+            if board.colour[r] == self.ladder_defender and board.chain_head[r] == ladder_head:
+                joins = True
+        if not joins:
+            return False
+        self.escape_epoch += 1
+        if self.escape_epoch == 0:
+            memset(self.escape_mark, 0, sizeof(self.escape_mark))
+            self.escape_epoch = 1
+        epoch = self.escape_epoch
+        self.escape_mark[x] = epoch
+        if filled >= 0:
+            self.escape_mark[filled] = epoch
+        for i in range(num_ladder_libs):
+            if self.escape_mark[ladder_libs[i]] != epoch:
+                self.escape_mark[ladder_libs[i]] = epoch
+                count += 1
+        for i in range(4):
+            r = x + self.neighbour[i]
+            if board.colour[r] == C_EMPTY and self.escape_mark[r] != epoch:
+                self.escape_mark[r] = epoch
+                count += 1
+        if count >= 3:
+            return True
+        for i in range(4):
+            r = x + self.neighbour[i]
+            if board.colour[r] != self.ladder_defender:
+                continue
+            head = board.chain_head[r]
+            seen = head == ladder_head
+            for j in range(num_heads):
+                if heads[j] == head:
+                    seen = True
+                    break
+            if seen:
+                continue
+            heads[num_heads] = head
+            num_heads += 1
+            q = head
+            while True:
+                for j in range(4):
+                    t = q + self.neighbour[j]
+                    if board.colour[t] == C_EMPTY and self.escape_mark[t] != epoch:
+                        self.escape_mark[t] = epoch
+                        count += 1
+                        if count >= 3:
+                            return True
+                q = board.next_in_chain[q]
+                if q == head:
+                    break
+        return False
+
+    cdef bint count_escaped_nodes(self, int count) noexcept nogil:
+        """Count the nodes the played-out reading would have visited for an escape seen by
+        surely_escapes(), so the node budget runs out exactly where it would (False then)."""
+        self.ladder_nodes += count
+        if self.ladder_nodes > MAX_LADDER_NODES:
+            self.ladder_exhausted = True
+            return False
+        return True
+
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil:
-        cdef int n, i, lib
+        cdef int n, i, j, q, lib, other
         cdef int libs[2]
-        cdef bint captured
+        cdef bint captured, captures_nothing
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
             self.ladder_exhausted = True
@@ -433,7 +539,7 @@ cdef class BoardFeatures:
         n = board.chain_liberties_into(self.ladder_stone, self.ladder_libs)
         if n == 1:
             if self.recording:
-                self.footprint_area(board, self.ladder_libs[0])
+                self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY)
             return board.is_legal_fast(self.ladder_libs[0], self.ladder_attacker)
         if n > 2 or depth >= MAX_LADDER_DEPTH:
             return False
@@ -441,10 +547,27 @@ cdef class BoardFeatures:
         libs[1] = self.ladder_libs[1]
         for i in range(2):
             lib = libs[i]
+            other = libs[1 - i]
             if self.recording:
-                self.footprint_area(board, lib)
+                self.footprint_reader_area(board, lib, C_EMPTY)
             if not board.is_legal_fast(lib, self.ladder_attacker):
                 continue
+            # An atari that captures nothing leaves the defender the other liberty alone (and
+            # no ko); when extending there surely gives three liberties, the defender's node
+            # ends at once (at its depth limit even before): nothing to play.
+            captures_nothing = True
+            for j in range(4):
+                q = lib + self.neighbour[j]
+                if board.colour[q] == self.ladder_defender and board.in_atari(board.chain_head[q]):
+                    captures_nothing = False
+                    break
+            if captures_nothing:
+                if self.recording:
+                    self.footprint_reader_area(board, other, self.ladder_defender)
+                if self.surely_escapes(board, other, lib, libs, 2):
+                    if not self.count_escaped_nodes(1 if depth + 1 >= MAX_LADDER_DEPTH else 2):
+                        return False
+                    continue
             board.play_move(lib, self.ladder_attacker, False)
             captured = self.defender_loses(board, depth + 1)
             board.undo_move()
@@ -499,7 +622,7 @@ cdef class BoardFeatures:
                 checked[num_checked] = k
                 num_checked += 1
                 if self.recording:
-                    self.footprint_chain(board, r)
+                    self.footprint_reader_chain(board, r)
                 if board.in_atari(k):
                     lib = board.atari_liberty(k)
                     known = False
@@ -515,9 +638,12 @@ cdef class BoardFeatures:
                 break
         for i in range(num_moves):
             if self.recording:
-                self.footprint_area(board, moves[i])
+                self.footprint_reader_area(board, moves[i], self.ladder_defender)
             if not board.is_legal_fast(moves[i], self.ladder_defender):
                 continue
+            if self.surely_escapes(board, moves[i], -1, moves, n):
+                self.count_escaped_nodes(1)     # the attacker's node sees three liberties
+                return False
             board.play_move(moves[i], self.ladder_defender, False)
             captured = self.attacker_captures(board, depth + 1)
             board.undo_move()

@@ -323,8 +323,8 @@ def test_feature_values_are_refused_for_the_recurrence_feature():
 def test_c_ladder_reader_agrees_with_the_reference_reader():
     rng = np.random.default_rng(11)
     reads = 0
-    for _ in range(40):
-        size = int(rng.choice([7, 9]))
+    for _ in range(60):
+        size = int(rng.choice([7, 9, 13]))    # 13x13: longer ladders, deeper escapes
         board, _ = random_board(size, int(rng.integers(10, size * size)), rng)
         if board.ko_loc != NO_LOC:      # the feature reader ignores the root's ko by design
             continue
@@ -613,3 +613,34 @@ def test_rich_outputs_train_by_gradient_and_rotate_with_the_board():
         got, _, _, _ = net.evaluate_board(board_from_grid(image), colour,
                                           weight_image.reshape(-1, 4))
         assert np.allclose(got.reshape(stride, stride, -1), output_image, atol=1e-12)
+
+
+def test_incremental_ladders_around_attackers_short_of_liberties():
+    # The ladder reader records an attacking chain whole only while it has at most two liberties
+    # (with three, no single move can put it in atari), and the escapes it sees without playing
+    # them (surely_escapes) on the defender's side whole. Random stones around LADDER make
+    # attackers short of liberties, captures and breakers; every successor must still equal a
+    # full computation, including moves away from the ladder's block that flip its status.
+    rng = np.random.default_rng(21)
+    computer = F.BoardFeatures()
+    c3 = vertex("C3", 9)
+    slot = F.SLOT["ladder_defender_first"]
+    flips_far_from_the_block = checked = 0
+    while checked < 12:
+        diagram = load_board(LADDER)
+        for _ in range(int(rng.integers(3, 8))):
+            row, col = int(rng.integers(0, 9)), int(rng.integers(0, 9))
+            p = diagram.loc(row, col)
+            colour = int(rng.choice([BLACK, WHITE]))
+            if diagram.is_legal(p, colour) and diagram.liberties_if_played(p, colour) > 1:
+                diagram.play(p, colour)
+        if diagram.get(c3) != WHITE or computer.compute(diagram)[c3, slot] != 0:
+            continue
+        checked += 1
+        block = set(diagram.chain(c3))
+        near = block | {q for s in block for q in (s - 1, s + 1, s - 11, s + 11)}
+        for colour in (BLACK, WHITE):
+            successors = assert_successors_incremental(diagram, colour, computer)
+            flips_far_from_the_block += sum(1 for move, slots in successors.items()
+                                            if move not in near and slots[c3, slot] != 0)
+    assert flips_far_from_the_block > 0
