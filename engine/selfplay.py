@@ -1,0 +1,196 @@
+"""One self-play training game over the ISN (engine/network.pyx), and what training needs from it.
+
+Reading order: `play_game()` is the loop; `_choose()` is the move policy of both procedures;
+`GameRecord` is what the trainer gets back (the network inputs and outputs of every position where
+a move was chosen, and the final board for Table IV's targets).
+
+Rules of the training games (Blair 2008, section V; the issue's self-play rules):
+- every legal move except filling one's own single-point eye, plus pass, is a candidate;
+- positional superko: a candidate that would repeat an earlier arrangement of stones is dropped
+  when drawn and the draw is repeated (cheaper than testing every candidate: repeats are rare);
+- two passes in a row end the game; a pass is the only candidate when nothing else is allowed;
+  otherwise `pass_rule` decides. "forced" (default) never passes while a move is left: games are
+  played out, as Monte Carlo playouts are, so the open areas end carved into single-point eyes,
+  every stone left on the board is alive and Table IV's targets (which count every final stone as
+  alive) are exact. "better" passes exactly when the pass successor's value beats every move's:
+  the natural rule for a trained net under c = s = 0.4 (a stone on a neutral point gains 0.4, a
+  stone that will be captured loses), but an untrained net often finds every stone worse than
+  nothing, passes at once, learns from empty boards that nothing is worth anything, and stays
+  there. "boltzmann" makes the pass one more Boltzmann candidate (the same trap, by chance).
+- a move cap of `move_cap_factor` x N^2 moves ends a game that does not terminate (capped).
+Values come from the network's incremental successor evaluation under the training scoring
+(c = s = 0.4 by default), for the player making the move; komi is the same for every successor and
+so plays no part in the choice (it only enters the logged result).
+
+Implicit recurrence: each position is evaluated with the liberty classes of its predecessor's
+evaluation (the first with network.prior_liberty_weights), and its successors with its own: the
+recurrence of engine/evaluator.py's NetworkEvaluator, called here on the Network directly to spare
+the hot loop GameState's per-candidate superko scan and the evaluation cache.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.board import BLACK, PASS, Board, opponent
+from engine.game import area_score
+from engine import network as isn
+
+PROCEDURES = ("blair", "neurogo")
+PASS_RULES = ("better", "forced", "boltzmann")
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    size: int = 9
+    procedure: str = "blair"          # "blair": Boltzmann every move; "neurogo": greedy + Gibbs
+    beta: float = 4.0                 # Blair's Boltzmann constant in training
+    gibbs_fraction: float = 0.15      # NeuroGo: share of exploratory moves (not trained)
+    gibbs_temperature: float = 4.0    # NeuroGo: T of the Gibbs sampling, P ~ exp(value / T)
+    capture_value: float = 0.4        # c of the training scoring (Blair: 0.4)
+    stone_value: float = 0.4          # s of the training scoring (Blair: 0.4)
+    move_cap_factor: float = 3.0      # moves allowed: factor x N^2
+    pass_rule: str = "forced"         # when a pass is a candidate (see PASS_RULES in the docstring)
+    komi: float = 7.0                 # only for the logged result
+
+    def __post_init__(self):
+        if not 5 <= self.size <= 19:
+            raise ValueError(f"board size must be from 5 to 19, not {self.size}")
+        if self.procedure not in PROCEDURES:
+            raise ValueError(f"procedure must be one of {PROCEDURES}, not {self.procedure!r}")
+        if not self.beta >= 0.0 or not math.isfinite(self.beta):
+            raise ValueError(f"beta must be a finite number >= 0, not {self.beta}")
+        if not 0.0 <= self.gibbs_fraction <= 1.0:
+            raise ValueError(f"gibbs_fraction must be in [0, 1], not {self.gibbs_fraction}")
+        if not self.gibbs_temperature > 0.0:
+            raise ValueError(f"gibbs_temperature must be > 0, not {self.gibbs_temperature}")
+        if not self.capture_value >= 0.0:
+            raise ValueError(f"capture value c must be >= 0, not {self.capture_value}")
+        if not 0.0 <= self.stone_value <= 1.0:
+            raise ValueError(f"stone value s must be in [0, 1], not {self.stone_value}")
+        if self.pass_rule not in PASS_RULES:
+            raise ValueError(f"pass_rule must be one of {PASS_RULES}, not {self.pass_rule!r}")
+        if not self.move_cap_factor > 0.0:
+            raise ValueError(f"move_cap_factor must be > 0, not {self.move_cap_factor}")
+
+    @property
+    def move_cap(self):
+        return max(1, int(self.move_cap_factor * self.size * self.size))
+
+
+@dataclass
+class GameRecord:
+    size: int
+    inputs: np.ndarray            # (T, num_locs) int32: isn14 inputs of each position before its move
+    outputs: np.ndarray           # (T, num_locs, 7) the outputs the moves were chosen with
+    black_to_move: np.ndarray     # (T,) bool
+    explored: np.ndarray          # (T,) bool: the move was an exploratory draw (NeuroGo)
+    moves: list                   # (colour, loc) per position, PASS included
+    final_board: Board
+    capped: bool
+    score: float                  # Tromp-Taylor area score, Black - White - komi
+    superko_rejections: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def length(self):
+        return len(self.moves)
+
+    @property
+    def result(self):
+        """'B+3.0', 'W+4.0', or '0' (jigo); capped games are scored as they stand."""
+        if self.score > 0:
+            return f"B+{self.score:g}"
+        if self.score < 0:
+            return f"W+{-self.score:g}"
+        return "0"
+
+
+def candidate_moves(board, colour):
+    """Legal points (simple ko) that do not fill one of colour's own single-point eyes."""
+    return [p for p in board.legal_moves(colour) if not board.is_eye(p, colour)]
+
+
+def _choose(config, rng, values):
+    """Index into values chosen by the procedure's policy, and whether it was exploratory."""
+    if config.procedure == "neurogo":
+        if rng.random() < config.gibbs_fraction:
+            return _sample(rng, values / config.gibbs_temperature), True
+        best = np.flatnonzero(values == values.max())
+        return int(best[0]) if len(best) == 1 else int(rng.choice(best)), False
+    return _sample(rng, config.beta * values), False
+
+
+def _sample(rng, logits):
+    """Draw an index with probability proportional to exp(logits) (-inf: never)."""
+    shifted = np.exp(logits - logits.max())
+    cumulative = np.cumsum(shifted)
+    return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+
+
+def play_game(network, config, rng):
+    """Play one self-play game with network (engine.network.Network); rng: numpy Generator."""
+    size = config.size
+    board = Board(size)
+    num_locs = board.num_locs
+    c, s = config.capture_value, config.stone_value
+    seen = {board.hash}
+    weights = isn.prior_liberty_weights(num_locs)
+    colour = BLACK
+    passes = 0
+    inputs, outputs, black_to_move, explored, moves = [], [], [], [], []
+    superko_rejections = 0
+    capped = False
+    while passes < 2:
+        if len(moves) >= config.move_cap:
+            capped = True
+            break
+        position_outputs, position_inputs, _, _ = network.evaluate_board(board, colour, weights, c, s)
+        weights = isn.liberty_weights(position_outputs, colour)     # this position's own classes
+        candidates = candidate_moves(board, colour)
+        pass_value, values = network.successor_values(board, colour, weights, candidates, c, s)
+        candidates.append(PASS)
+        values = np.append(values, pass_value)
+        pass_index = len(candidates) - 1
+        if config.pass_rule != "boltzmann" and pass_index > 0:
+            if config.pass_rule == "better" and pass_value > values[:pass_index].max():
+                values[:pass_index] = -np.inf             # passing beats every move
+            else:
+                values[pass_index] = -np.inf              # a move is left and passing is not better
+        while True:
+            if values.max() == -np.inf:                   # every move broke superko
+                index, exploratory, move = pass_index, False, PASS
+            else:
+                index, exploratory = _choose(config, rng, values)
+                move = candidates[index]
+            if move == PASS:
+                board.play(PASS, colour)
+                passes += 1
+                break
+            board.play(move, colour)
+            if board.hash in seen:              # positional superko: draw again without it
+                board.undo()
+                values[index] = -np.inf
+                superko_rejections += 1
+                continue
+            seen.add(board.hash)
+            passes = 0
+            break
+        inputs.append(position_inputs)
+        outputs.append(position_outputs)
+        black_to_move.append(colour == BLACK)
+        explored.append(exploratory)
+        moves.append((colour, move))
+        colour = opponent(colour)
+    return GameRecord(
+        size=size,
+        inputs=np.array(inputs, dtype=np.int32).reshape(len(inputs), num_locs),
+        outputs=np.array(outputs).reshape(len(outputs), num_locs, isn.N_OUTPUTS),
+        black_to_move=np.array(black_to_move, dtype=bool),
+        explored=np.array(explored, dtype=bool),
+        moves=moves,
+        final_board=board,
+        capped=capped,
+        score=area_score(board, config.komi),
+        superko_rejections=superko_rejections,
+    )

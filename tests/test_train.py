@@ -1,0 +1,315 @@
+"""The TD self-play trainer: learning, checkpoints, resumption, kill -9, logs, workers, plots."""
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import network as isn
+from engine import train
+from engine import weights as weight_files
+from engine.board import BLACK
+from engine.gtp_client import GtpClient, find_gnugo
+from engine.selfplay import SelfPlayConfig, play_game
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = dict(size=5, learning_rate=1e-4, shortcut_games=10, seed=7)
+
+
+def tiny_settings(**changes):
+    return train.TrainSettings(**{**TINY, **changes})
+
+
+def read_log(run_dir):
+    return [json.loads(line) for line in (Path(run_dir) / "log.jsonl").read_text().splitlines()]
+
+
+def game_lines(run_dir):
+    return [line for line in read_log(run_dir) if line["type"] == "game"]
+
+
+def held_out_final_positions(count, seed):
+    """Final positions of games played by an unrelated net: nothing the trainer sees."""
+    network = weight_files.new_network(1000 + seed)
+    rng = np.random.default_rng(seed)
+    config = SelfPlayConfig(size=5)
+    return [train.final_position(network, play_game(network, config, rng), 0.4) for _ in range(count)]
+
+
+def test_tiny_run_learns_and_its_weights_play_in_the_gtp_engine(tmp_path):
+    held_out = held_out_final_positions(20, seed=3)
+    trainer = train.Trainer.create(tmp_path / "run", tiny_settings())
+    before = train.final_position_error(trainer.network, held_out)
+    trainer.run(games=40, workers=1, checkpoint_every=20, progress=False)
+    after = train.final_position_error(trainer.network, held_out)
+    assert after < 0.7 * before, (before, after)
+
+    weights = tmp_path / "run" / "checkpoints" / "000000040" / "weights.npz"
+    with GtpClient([sys.executable, str(REPO / "gtp_server.py"), "--weights", str(weights),
+                    "--seed", "1"]) as engine:
+        engine.send("boardsize 5")
+        engine.send("clear_board")
+        engine.send("play b c3")
+        move = engine.send("genmove w").lower()
+        assert move == "pass" or (move[0] in "abcde" and move[1] in "12345" and move != "c3")
+
+
+def test_game_gradient_with_lambda_one_trains_on_the_final_targets():
+    network = weight_files.new_network(5)
+    settings = tiny_settings()
+    record = play_game(network, settings.selfplay_config("all"), np.random.default_rng(2))
+    game = train.TrainingGame.from_record(record, settings, 0.0)
+    grad, loss, entries = train.game_gradient(network, game, 1.0)
+    expected = np.zeros(network.num_params)
+    expected_loss = 0.0
+    for t in range(record.length):
+        colour = BLACK if record.black_to_move[t] else 3 - BLACK
+        targets, mask = isn.final_targets(record.final_board, 0.4, colour)
+        expected_loss += network.loss_and_gradient(record.inputs[t], targets, mask, expected)
+    assert np.allclose(grad, expected) and np.isclose(loss, expected_loss)
+    assert entries > 0 and np.abs(grad).max() > 0
+    # The outputs the game was played with are the ones the inputs give.
+    assert np.allclose(np.array([network.forward(x) for x in record.inputs]), record.outputs)
+
+
+def test_shortcut_phase_trains_only_the_shortcuts(tmp_path):
+    trainer = train.Trainer.create(tmp_path / "run", tiny_settings(shortcut_games=6))
+    start = trainer.network.get_params()
+    trainer.run(games=6, workers=1, checkpoint_every=0, progress=False)
+    middle = trainer.network.get_params()
+    shortcuts = train.shortcut_mask(trainer.network)
+    assert not np.allclose(middle[shortcuts], start[shortcuts])
+    assert np.array_equal(middle[~shortcuts], start[~shortcuts])
+    trainer.run(games=8, workers=1, checkpoint_every=0, progress=False)
+    assert not np.allclose(trainer.network.get_params()[~shortcuts], start[~shortcuts])
+    assert [line["phase"] for line in game_lines(tmp_path / "run")] == ["shortcut"] * 6 + ["all"] * 2
+
+
+@pytest.mark.parametrize("procedure", ["blair", "neurogo"])
+def test_resume_continues_exactly(tmp_path, procedure):
+    settings = tiny_settings(procedure=procedure, shortcut_games=4)
+    straight = train.Trainer.create(tmp_path / "straight", settings)
+    straight.run(games=16, workers=1, checkpoint_every=0, progress=False)
+
+    first = train.Trainer.create(tmp_path / "split", settings)
+    first.run(games=9, workers=1, checkpoint_every=0, progress=False)
+    with pytest.raises(SystemExit, match="another process"):
+        train.Trainer.resume(tmp_path / "split")          # first still holds the run
+    first.close()
+    resumed = train.Trainer.resume(tmp_path / "split")
+    assert resumed.games_trained == 9
+    resumed.run(games=16, workers=1, checkpoint_every=0, progress=False)
+
+    assert np.array_equal(straight.network.get_params(), resumed.network.get_params())
+    strip = lambda lines: [{k: v for k, v in line.items() if k != "seconds"} for line in lines]
+    assert strip(game_lines(tmp_path / "straight")) == strip(game_lines(tmp_path / "split"))
+    if procedure == "neurogo":
+        lines = game_lines(tmp_path / "split")
+        assert sum(line["explored"] for line in lines) > 0
+
+
+def test_checkpoint_metadata_and_log_line_format(tmp_path):
+    trainer = train.Trainer.create(tmp_path / "run", tiny_settings())
+    trainer.run(games=12, workers=1, checkpoint_every=5, progress=False)
+    checkpoints = sorted(p.name for p in (tmp_path / "run" / "checkpoints").iterdir())
+    assert checkpoints == ["000000000", "000000005", "000000010", "000000012"]
+    assert (tmp_path / "run" / "LATEST").read_text().strip() == "000000012"
+    network, metadata = weight_files.load_weights(tmp_path / "run" / "checkpoints" / "000000010" /
+                                                  "weights.npz")
+    assert metadata["games_trained"] == 10 and metadata["board_size"] == 5
+    assert metadata["trainer"]["name"] == "kosumi-train"
+    assert metadata["trainer"]["settings"] == tiny_settings().to_json()
+    assert metadata["trainer"]["phase"] == "all"
+    state = json.loads((tmp_path / "run" / "checkpoints" / "000000010" / "state.json").read_text())
+    assert state["games_trained"] == 10 and "rng_state" in state
+
+    lines = game_lines(tmp_path / "run")
+    assert [line["game"] for line in lines] == list(range(1, 13))
+    for line in lines:
+        assert set(line) == {"type", "game", "phase", "worker", "loss", "length", "result", "score",
+                             "capped", "superko_rejections", "explored", "seconds"}
+        assert line["length"] > 0 and isinstance(line["capped"], bool)
+        assert line["result"][:2] in ("B+", "W+") or line["result"] == "0"
+        assert line["loss"] > 0 and line["seconds"] >= 0
+
+
+def test_capped_games_are_counted_and_not_trained(tmp_path):
+    trainer = train.Trainer.create(tmp_path / "run", tiny_settings(move_cap_factor=0.4))
+    start = trainer.network.get_params()
+    trainer.run(games=3, workers=1, checkpoint_every=0, progress=False)
+    lines = game_lines(tmp_path / "run")
+    assert all(line["capped"] and line["length"] == 10 and line["loss"] is None for line in lines)
+    assert trainer.stats["capped_games"] == 3
+    assert np.array_equal(trainer.network.get_params(), start)
+
+
+def run_cli(*args, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "engine.train", *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def wait_for_games(run_dir, count, process, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        log = Path(run_dir) / "log.jsonl"
+        if log.exists() and len(log.read_text().splitlines()) >= count:
+            return
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {count} games after {timeout} s")
+
+
+def test_kill_minus_nine_loses_only_the_games_since_the_last_checkpoint(tmp_path):
+    run_dir = tmp_path / "run"
+    process = run_cli("--run-dir", str(run_dir), "--size", "5", "--workers", "1", "--seed", "3",
+                      "--checkpoint-every", "4", "--shortcut-games", "2", "--no-progress")
+    wait_for_games(run_dir, 11, process)
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    logged = len((run_dir / "log.jsonl").read_text().splitlines())
+    checkpointed = int((run_dir / "LATEST").read_text())
+    assert checkpointed % 4 == 0 and logged - 4 <= checkpointed <= logged
+
+    trainer = train.Trainer.resume(run_dir)
+    assert trainer.games_trained == checkpointed
+    assert [line["game"] for line in game_lines(run_dir)] == list(range(1, checkpointed + 1))
+    trainer.run(games=checkpointed + 3, workers=1, checkpoint_every=4, progress=False)
+    assert [line["game"] for line in game_lines(run_dir)] == list(range(1, checkpointed + 4))
+
+
+def test_sigterm_writes_a_checkpoint_and_resume_is_offered(tmp_path):
+    run_dir = tmp_path / "run"
+    process = run_cli("--run-dir", str(run_dir), "--size", "5", "--workers", "1", "--seed", "4",
+                      "--checkpoint-every", "1000", "--no-progress")
+    wait_for_games(run_dir, 3, process)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert f"--resume {run_dir}" in stderr
+    logged = len(game_lines(run_dir))
+    assert int((run_dir / "LATEST").read_text()) == logged
+
+
+def test_parallel_workers_all_contribute(tmp_path):
+    trainer = train.Trainer.create(tmp_path / "run", tiny_settings())
+    trainer.run(games=12, workers=2, checkpoint_every=0, progress=False)
+    lines = game_lines(tmp_path / "run")
+    assert [line["game"] for line in lines] == list(range(1, 13))
+    assert {line["worker"] for line in lines} == {0, 1}
+    assert trainer.games_trained == 12
+    assert int((tmp_path / "run" / "LATEST").read_text()) == 12
+
+
+def test_evaluation_matches_are_logged_with_intervals_and_plotted(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = train.Trainer.create(run_dir, tiny_settings())
+    trainer.run(games=4, workers=1, checkpoint_every=0, eval_every=4, eval_games=2, progress=False)
+    evals = [line for line in read_log(run_dir) if line["type"] == "eval"]
+    opponents = ["previous"] + (["gnugo-1"] if find_gnugo() else [])
+    assert [line["opponent"] for line in evals] == opponents
+    for line in evals:
+        assert line["game"] == 4 and line["games"] == 2 and 0 <= line["wins"] <= 2
+        low, high = line["win_rate_95"]
+        assert 0.0 <= low <= line["win_rate"] <= high <= 1.0
+    assert evals[0]["opponent_checkpoint"] == "000000000"
+
+    out = train.plot_run(run_dir, tmp_path / "curves.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_command_line_refuses_bad_runs(tmp_path):
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "something").write_text("x")
+    with pytest.raises(SystemExit, match="not empty"):
+        train.main(["--run-dir", str(tmp_path / "busy"), "--no-progress"])
+    with pytest.raises(SystemExit, match="not a training run"):
+        train.main(["--resume", str(tmp_path / "busy"), "--no-progress"])
+    with pytest.raises(SystemExit):
+        train.main(["--run-dir", str(tmp_path / "new"), "--size", "4"])
+    with pytest.raises(ValueError, match="lambda"):
+        train.TrainSettings(lam=1.5)
+
+
+def test_plot_command_writes_a_png(tmp_path):
+    run_dir = tmp_path / "run"
+    train.main(["--run-dir", str(run_dir), "--size", "5", "--games", "3", "--workers", "1",
+                "--seed", "1", "--no-progress"])
+    assert train.main(["plot", str(run_dir)]) == 0
+    assert (run_dir / "training.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_offline_evaluation_of_checkpoints_feeds_the_plot(tmp_path):
+    run_dir = tmp_path / "run"
+    train.Trainer.create(run_dir, tiny_settings()).run(games=3, workers=1, checkpoint_every=0,
+                                                       progress=False)
+    assert train.main(["eval", str(run_dir), "--checkpoints", "3", "--opponents", "initial",
+                       "--games", "2"]) == 0
+    lines = [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
+    assert len(lines) == 1
+    assert lines[0]["game"] == 3 and lines[0]["opponent"] == "initial"
+    assert lines[0]["opponent_checkpoint"] == "000000000" and lines[0]["games"] == 2
+    with pytest.raises(SystemExit, match="no checkpoints"):
+        train.main(["eval", str(run_dir), "--checkpoints", "7"])
+    out = train.plot_run(run_dir)
+    assert out == run_dir / "training.png" and out.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("procedure", ["blair", "neurogo"])
+def test_self_play_rules(procedure):
+    """Never into one's own eye, positional superko, a pass only when no move is left (forced),
+    two passes end the game; the recorded inputs are the board's encoding."""
+    from engine.board import Board, PASS
+    from engine.selfplay import candidate_moves
+    network = weight_files.new_network(11)
+    config = SelfPlayConfig(size=5, procedure=procedure)
+    for seed in range(3):
+        record = play_game(network, config, np.random.default_rng(seed))
+        board = Board(5)
+        seen = {board.hash}
+        for colour, move in record.moves:
+            candidates = candidate_moves(board, colour)
+            if move == PASS:
+                assert all(_repeats(board, p, colour, seen) for p in candidates)
+            else:
+                assert move in candidates and not board.is_eye(move, colour)
+            board.play(move, colour)
+            if move != PASS:
+                assert board.hash not in seen
+                seen.add(board.hash)
+        assert not record.capped and [m for _, m in record.moves[-2:]] == [PASS, PASS]
+        assert str(board) == str(record.final_board)
+        assert record.explored.any() == (procedure == "neurogo" and record.length > 20)
+
+
+def _repeats(board, move, colour, seen):
+    board.play(move, colour)
+    repeated = board.hash in seen
+    board.undo()
+    return repeated
+
+
+def test_move_cap_ends_a_game():
+    network = weight_files.new_network(12)
+    record = play_game(network, SelfPlayConfig(size=7, move_cap_factor=0.5),
+                       np.random.default_rng(0))
+    assert record.capped and record.length == 24
+
+
+def test_learning_rate_can_be_annealed_on_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    train.main(["--run-dir", str(run_dir), "--size", "5", "--games", "3", "--workers", "1",
+                "--seed", "2", "--no-progress", "--learning-rate", "1e-4"])
+    train.main(["--resume", str(run_dir), "--games", "5", "--workers", "1", "--no-progress",
+                "--learning-rate", "2e-5"])
+    assert json.loads((run_dir / "settings.json").read_text())["learning_rate"] == 2e-5
+    _, metadata = weight_files.load_weights(run_dir / "checkpoints" / "000000003" / "weights.npz")
+    assert metadata["trainer"]["settings"]["learning_rate"] == 2e-5   # rewritten at the change
+    changes = [line for line in read_log(run_dir) if line["type"] == "settings"]
+    assert changes == [{"type": "settings", "game": 3, "changes": {"learning_rate": 2e-5}}]
+    assert [line["game"] for line in game_lines(run_dir)] == [1, 2, 3, 4, 5]
+    with pytest.raises(SystemExit):
+        train.main(["--resume", str(run_dir), "--no-progress", "--learning-rate", "-1"])
