@@ -40,9 +40,8 @@ COPY --from=build /opt/venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1
 WORKDIR /app
 COPY gtp_server.py ./
-COPY weights ./weights
 RUN useradd --create-home --shell /usr/sbin/nologin kosumi
 USER kosumi
-# The installed package looks for its default net next to the package, so name it explicitly;
-# a --weights given to `docker run` comes later and wins.
-ENTRYPOINT ["python", "gtp_server.py", "--weights", "/app/weights/default.npz"]
+# The installed package finds the shipped net in /opt/venv/share/kosumi/weights (pyproject's
+# data-files); options given to `docker run` (e.g. --weights) are appended.
+ENTRYPOINT ["python", "gtp_server.py"]

@@ -20,6 +20,7 @@ import datetime
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,7 +34,18 @@ ZIP_SIGNATURE = b"PK\x03\x04"    # an .npz is a zip archive; anything else np.lo
 ARCHITECTURE = "isn"
 DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hidden units
 DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
-DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "weights" / "default.npz"
+
+
+def _shipped_weights_path():
+    """The net the engine loads by default: weights/default.npz of the checkout (also what an
+    editable install sees); after a plain `pip install .` the copy that pyproject's data-files put
+    under <prefix>/share/kosumi/weights."""
+    checkout = Path(__file__).resolve().parent.parent / "weights" / "default.npz"
+    installed = Path(sys.prefix) / "share" / "kosumi" / "weights" / "default.npz"
+    return installed if installed.exists() and not checkout.exists() else checkout
+
+
+DEFAULT_WEIGHTS = _shipped_weights_path()
 
 
 class WeightFileError(ValueError):
@@ -102,6 +114,10 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
             np.savez(handle, params=params, metadata=encoded)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); a weight file is shared data like any other file
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
