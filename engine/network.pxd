@@ -202,6 +202,8 @@ cdef class Network:
     cdef int cell_inputs(self, Activations act, int p, int to_move, const signed char *slots,
                          int *out) noexcept nogil
     # The active inputs of cell p from its isn14 input (act.inputs[p]) and its feature slots.
+    cdef int changed_isn14_cells(self, Activations act, Board board, int move, int mover,
+                                 const double *weights, unsigned int epoch) noexcept nogil
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
                                 const double *weights, double c, double s) noexcept nogil
     # act holds the evaluated position before the move, encoded in the successor's frame; board has

@@ -692,22 +692,18 @@ cdef class Network:
 
     # ----------------------------------------------------------------- incremental successors
 
-    cdef double successor_delta(self, Activations act, Board board, int move, int mover,
-                                const double *weights, double c, double s) noexcept nogil:
-        # 1. Which inputs change: the points whose colour changed (the move, the captured stones,
-        #    or the mover's own chain after an allowed suicide) and every chain that contains or
-        #    touches one of them, because only those chains can have a different liberty set, so
-        #    a different class. Everything else keeps the input of the position before the move.
+    cdef int changed_isn14_cells(self, Activations act, Board board, int move, int mover,
+                                 const double *weights, unsigned int epoch) noexcept nogil:
+        # Step 1 of both successor paths: set the new isn14 input of the points whose colour
+        # changed (the move, the captured stones, or the mover's own chain after an allowed
+        # suicide) and of every chain that contains or touches one of them (only those can have
+        # a different liberty set, so a different class), logging the old ones (set_cell).
+        # Returns the number of cells logged.
         cdef int *captured
         cdef int num_captured = board.last_move_captured(&captured)
-        cdef unsigned int epoch = act.next_epoch()
         cdef int frame_black = 3 - mover      # the successor's side to move
-        cdef int num_changed = 0, num_hidden_cells = 0, nh = self.num_hidden
-        cdef int j, t, k, q, r, colour, head, cls, new_input, new_state, stone
-        cdef double delta = 0.0
-        cdef double pooled[MAX_FEATURES]
-        cdef double pre[MAX_OUTPUTS]
-        cdef double y[MAX_OUTPUTS]
+        cdef int num_changed = 0
+        cdef int j, t, q, r, colour, head, cls, new_input, new_state, stone
         for j in range(-1, num_captured):
             q = move if j < 0 else captured[j]
             for t in range(5):
@@ -734,6 +730,20 @@ cdef class Network:
                         stone = board.next_in_chain[stone]
                         if stone == head:
                             break
+        return num_changed
+
+    cdef double successor_delta(self, Activations act, Board board, int move, int mover,
+                                const double *weights, double c, double s) noexcept nogil:
+        # 1. Which inputs change (changed_isn14_cells); everything else keeps the input of the
+        #    position before the move.
+        cdef unsigned int epoch = act.next_epoch()
+        cdef int num_changed = 0, num_hidden_cells = 0, nh = self.num_hidden
+        cdef int j, k, q, r
+        cdef double delta = 0.0
+        cdef double pooled[MAX_FEATURES]
+        cdef double pre[MAX_OUTPUTS]
+        cdef double y[MAX_OUTPUTS]
+        num_changed = self.changed_isn14_cells(act, board, move, mover, weights, epoch)
         if num_changed == 0:
             return 0.0
         # 2. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
@@ -771,16 +781,14 @@ cdef class Network:
 
     cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
                                           const double *weights, double c, double s) noexcept nogil:
-        # 1. The isn14 inputs, as in successor_delta (logged by set_cell), then the board features
+        # 1. The isn14 inputs (changed_isn14_cells, logged by set_cell), then the board features
         #    of the successor (engine/features.pyx: the cells the move can change, ladders
         #    included).
-        cdef int *captured
-        cdef int num_captured = board.last_move_captured(&captured)
         cdef unsigned int epoch = act.next_epoch()
         cdef int frame_black = 3 - mover      # the successor's side to move
         cdef int num_changed = 0, num_active_changed = 0, num_hidden_cells = 0
         cdef int nh = self.num_hidden
-        cdef int j, t, k, q, r, colour, head, cls, new_input, new_state, stone, n, a
+        cdef int j, k, q, r, n, a
         cdef bint differs
         cdef double delta = 0.0
         cdef double pooled[MAX_FEATURES]
@@ -788,32 +796,7 @@ cdef class Network:
         cdef double y[MAX_OUTPUTS]
         cdef int fresh[MAX_ACTIVE]
         cdef int *cell_active
-        for j in range(-1, num_captured):
-            q = move if j < 0 else captured[j]
-            for t in range(5):
-                r = q if t == 0 else q + act.neighbours[t - 1]
-                colour = board.colour[r]
-                if colour == C_EMPTY:
-                    if t == 0:
-                        num_changed = set_cell(act, r, INPUT_EMPTY, C_EMPTY, num_changed)
-                elif colour == C_BLACK or colour == C_WHITE:
-                    head = board.chain_head[r]
-                    if act.chain_mark[head] == epoch:
-                        continue
-                    act.chain_mark[head] = epoch
-                    cls = self.chain_class(act, board, head, weights)
-                    if colour == frame_black:
-                        new_input = INPUT_BLACK + cls
-                        new_state = C_BLACK
-                    else:
-                        new_input = INPUT_WHITE + cls
-                        new_state = C_WHITE
-                    stone = head
-                    while True:
-                        num_changed = set_cell(act, stone, new_input, new_state, num_changed)
-                        stone = board.next_in_chain[stone]
-                        if stone == head:
-                            break
+        num_changed = self.changed_isn14_cells(act, board, move, mover, weights, epoch)
         self.board_features.successor(board, move)
         # 2. The active inputs of every cell whose isn14 input or features may have changed.
         for j in range(num_changed + self.board_features.num_overlay):
