@@ -5,45 +5,15 @@ choice). Logs go to stderr (or --log-file); stdout carries protocol bytes only.
 """
 import argparse
 import logging
-import math
 import os
 import sys
 
 from engine import __version__
+from engine.cli import number
 
 log = logging.getLogger("kosumi")
 
 EXIT_BAD_SETUP = 2
-
-
-def beta_value(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if math.isnan(value) or value < 0:
-        raise argparse.ArgumentTypeError("beta must be >= 0 (or inf for greedy play)")
-    return value
-
-
-def komi_value(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError("komi must be a finite number")
-    return value
-
-
-def fraction_value(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError("the resign threshold is a fraction of the board, in (0, 1]")
-    return value
 
 
 def build_parser():
@@ -58,18 +28,18 @@ def build_parser():
     parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
                         help="'uniform' plays from a plain area count without any net: for "
                              "testing controllers and the protocol (default: net)")
-    parser.add_argument("--beta", type=beta_value, default=DEFAULT_BETA,
+    parser.add_argument("--beta", type=number(minimum=0, finite=False, what="beta"), default=DEFAULT_BETA,
                         help="Boltzmann inverse temperature over move values in points; "
                              "'inf' always plays the best move (default: %(default)g)")
     parser.add_argument("--seed", type=int, help="random seed; the same seed replays the same "
                                                  "moves (default: a fresh one, logged)")
-    parser.add_argument("--komi", type=komi_value, default=7.0,
+    parser.add_argument("--komi", type=number(what="komi"), default=7.0,
                         help="komi until a controller sets one (default: %(default)g)")
     parser.add_argument("--size", type=int, default=19, choices=range(2, 26), metavar="N",
                         help="board size until a controller sets one (default: %(default)d)")
     parser.add_argument("--rules", choices=("chinese", "japanese"), default="chinese",
                         help="scoring: chinese = area, japanese = territory (default: chinese)")
-    parser.add_argument("--resign-threshold", type=fraction_value,
+    parser.add_argument("--resign-threshold", type=number(above=0, maximum=1, what="the resign threshold (a fraction of the board)"),
                         default=DEFAULT_RESIGN_THRESHOLD, metavar="FRACTION",
                         help="resign after 3 moves in a row whose best expected score is below "
                              "-FRACTION x board points (default: %(default)g)")

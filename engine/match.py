@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from sgfmill import boards, sgf
 from sgfmill.common import format_vertex, move_from_vertex, opponent_of
 
+from engine.cli import number
 from engine.gtp_client import (GtpClient, GtpCommandError, GtpEngineCrashed, GtpEngineFailure,
                                GtpError, GtpTimeout)
 
@@ -636,34 +637,6 @@ def report_game(result, results, config):
 
 # --- command line ---------------------------------------------------------------------------------
 
-def positive_float(text):
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
-    return value
-
-
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {text!r}")
-    return value
-
-
-def board_size(text):
-    value = int(text)
-    if not 2 <= value <= MAX_GTP_SIZE:
-        raise argparse.ArgumentTypeError(f"board size must be 2..{MAX_GTP_SIZE}, not {text!r}")
-    return value
-
-
-def finite_float(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, not {text!r}")
-    return value
-
-
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="kosumi-match",
@@ -674,25 +647,25 @@ def build_parser():
                         help="command line of engine A (Black in the first game)")
     parser.add_argument("--engine-b", "--white", dest="engine_b", required=True, metavar="CMD",
                         help="command line of engine B (White in the first game)")
-    parser.add_argument("--games", type=positive_int, default=10, help="games (default 10)")
-    parser.add_argument("--size", type=board_size, default=9, help="board size (default 9)")
-    parser.add_argument("--komi", type=finite_float, default=7.0, help="komi (default 7)")
+    parser.add_argument("--games", type=number(int, minimum=1), default=10, help="games (default 10)")
+    parser.add_argument("--size", type=number(int, minimum=2, maximum=MAX_GTP_SIZE, what="board size"), default=9, help="board size (default 9)")
+    parser.add_argument("--komi", type=number(what="komi"), default=7.0, help="komi (default 7)")
     parser.add_argument("--alternate", action=argparse.BooleanOptionalAction, default=True,
                         help="swap colours every game (default on)")
     parser.add_argument("--referee", metavar="CMD",
                         help='GTP engine that scores finished games with final_score, e.g. '
                              '"gnugo --mode gtp --chinese-rules"; default: the match tool '
                              'scores by area')
-    parser.add_argument("--move-timeout", type=positive_float, default=30.0, metavar="SECONDS",
+    parser.add_argument("--move-timeout", type=number(above=0), default=30.0, metavar="SECONDS",
                         help="time limit for each command during a game; an engine that "
                              "exceeds it forfeits and is restarted (default 30)")
-    parser.add_argument("--startup-timeout", type=positive_float, default=60.0,
+    parser.add_argument("--startup-timeout", type=number(above=0), default=60.0,
                         metavar="SECONDS", help="time limit for an engine to start and answer "
                                                 "the handshake (default 60)")
-    parser.add_argument("--referee-timeout", type=positive_float, default=120.0,
+    parser.add_argument("--referee-timeout", type=number(above=0), default=120.0,
                         metavar="SECONDS", help="time limit for each referee command "
                                                 "(default 120)")
-    parser.add_argument("--max-moves", type=positive_int, metavar="N",
+    parser.add_argument("--max-moves", type=number(int, minimum=1), metavar="N",
                         help="end and score a game after N moves, passes included "
                              "(default 4 x size x size)")
     parser.add_argument("--superko", action=argparse.BooleanOptionalAction, default=True,

@@ -78,6 +78,7 @@ from engine import network as isn
 from engine import td
 from engine import weights as weight_files
 from engine.board import BLACK, WHITE, opponent
+from engine.cli import number
 from engine.gtp_client import find_gnugo
 from engine.selfplay import PASS_RULES, PROCEDURES, SelfPlayConfig, play_game
 
@@ -838,20 +839,6 @@ def _rolling_mean(values, window):
 
 # ------------------------------------------------------------------------------------ CLI
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
-    return value
-
-
-def _non_negative_int(text):
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
-    return value
-
-
 def _hidden(text):
     try:
         counts = tuple(int(part) for part in text.split(","))
@@ -874,17 +861,17 @@ def build_parser():
     where.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its newest "
                                                        "checkpoint (its settings are kept)")
     run = parser.add_argument_group("this session")
-    run.add_argument("--games", type=_non_negative_int, metavar="N",
+    run.add_argument("--games", type=number(int, minimum=0), metavar="N",
                      help="stop when N games are trained in total (default: until interrupted)")
-    run.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    run.add_argument("--workers", type=number(int, minimum=1), default=os.cpu_count() or 1,
                      help="self-play processes (default: all cores); 1 plays in-process and, "
                           "with --seed, reproduces a run exactly")
-    run.add_argument("--checkpoint-every", type=_non_negative_int, default=500, metavar="N",
+    run.add_argument("--checkpoint-every", type=number(int, minimum=0), default=500, metavar="N",
                      help="checkpoint every N games (default 500; always on exit)")
-    run.add_argument("--eval-every", type=_non_negative_int, default=0, metavar="K",
+    run.add_argument("--eval-every", type=number(int, minimum=0), default=0, metavar="K",
                      help="every K games, a short match against the previous evaluation's "
                           "checkpoint and GNU Go level 1 (default 0: never)")
-    run.add_argument("--eval-games", type=_positive_int, default=10, metavar="N",
+    run.add_argument("--eval-games", type=number(int, minimum=1), default=10, metavar="N",
                      help="games per evaluation match (default 10)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     learn = parser.add_argument_group("training settings (new runs only)")
@@ -917,10 +904,10 @@ def build_parser():
                        help="when a player may pass while a move is left: forced (default): "
                             "never, games are played out; better: when passing beats every "
                             "move; boltzmann: pass is one more candidate (see engine/selfplay.py)")
-    learn.add_argument("--shortcut-games", type=_non_negative_int, default=defaults.shortcut_games,
+    learn.add_argument("--shortcut-games", type=number(int, minimum=0), default=defaults.shortcut_games,
                        metavar="N", help="preliminary phase: train only the input->output "
                                          "shortcuts for the first N games (default 1000)")
-    learn.add_argument("--recent-games", type=_positive_int, default=defaults.recent_games,
+    learn.add_argument("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
                        help="neurogo: games retrained after each game (default 10)")
     learn.add_argument("--train-capped", action="store_true",
                        help="also train games that reached the move cap")
@@ -939,7 +926,7 @@ def build_plot_parser():
                                      description="Render a run's training curves to PNG.")
     parser.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("--out", metavar="PNG", help="output file (default RUN_DIR/training.png)")
-    parser.add_argument("--window", type=_positive_int, default=200,
+    parser.add_argument("--window", type=number(int, minimum=1), default=200,
                         help="games in the running means (default 200)")
     return parser
 
@@ -955,7 +942,7 @@ def build_eval_parser():
                         help="comma-separated: initial (the run's untrained net), checkpoint-N "
                              "(the run's checkpoint after N games), gnugo-LEVEL (GNU Go at that "
                              "level); default initial,gnugo-1")
-    parser.add_argument("--games", type=_positive_int, default=20, help="games per match (default 20)")
+    parser.add_argument("--games", type=number(int, minimum=1), default=20, help="games per match (default 20)")
     return parser
 
 
