@@ -6,7 +6,8 @@ See board.pxd for the data layout and the contracts of every cdef method.
 """
 
 cimport cython
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdio cimport fprintf, stderr
+from libc.stdlib cimport abort, malloc, realloc, free
 from libc.string cimport memcpy
 
 from engine.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
@@ -61,6 +62,17 @@ cdef void _init_zobrist():
             ZOBRIST[c][p] = _splitmix64(&seed) if c != C_EMPTY else 0
 
 _init_zobrist()
+
+
+cdef void *grown(void *block, size_t size) noexcept nogil:
+    # The undo buffers only grow with a game's length (well under a megabyte on 19x19); running
+    # out of memory inside the nogil hot path cannot be reported, and carrying on would corrupt
+    # the board, so it is fatal.
+    cdef void *bigger = realloc(block, size)
+    if bigger == NULL:
+        fprintf(stderr, b"kosumi: out of memory growing the board's undo buffers\n")
+        abort()
+    return bigger
 
 
 cdef class Board:
@@ -140,13 +152,8 @@ cdef class Board:
         address[0] = value
 
     cdef void _grow(self) noexcept nogil:
-        # Allocation failure here would leave the board unusable; the sizes involved are tiny
-        # (a 19x19 game journals well under a megabyte), so treat it as fatal by aborting growth.
-        cdef JournalEntry *bigger = <JournalEntry *> realloc(
-            self.journal, 2 * self.journal_cap * sizeof(JournalEntry))
-        if bigger != NULL:
-            self.journal = bigger
-            self.journal_cap *= 2
+        self.journal_cap *= 2
+        self.journal = <JournalEntry *> grown(self.journal, self.journal_cap * sizeof(JournalEntry))
 
     cdef inline bint in_atari(self, loc_t head) noexcept nogil:
         cdef long long n = self.pseudo_libs[head]
@@ -238,7 +245,7 @@ cdef class Board:
             self._add_to_empty(q)
             if self.captured_len == self.captured_cap:
                 self.captured_cap *= 2
-                self.captured_log = <int *> realloc(self.captured_log, self.captured_cap * sizeof(int))
+                self.captured_log = <int *> grown(self.captured_log, self.captured_cap * sizeof(int))
             self.captured_log[self.captured_len] = q
             self.captured_len += 1
             removed += 1
@@ -300,7 +307,7 @@ cdef class Board:
         cdef loc_t q, head, own_head, captured_point = NO_LOC_
         if self.num_moves == self.moves_cap:
             self.moves_cap *= 2
-            self.moves = <MoveRecord *> realloc(self.moves, self.moves_cap * sizeof(MoveRecord))
+            self.moves = <MoveRecord *> grown(self.moves, self.moves_cap * sizeof(MoveRecord))
         self.moves[self.num_moves].loc = p
         self.moves[self.num_moves].colour = colour
         self.moves[self.num_moves].journal_start = self.journal_len
