@@ -81,8 +81,10 @@ class SelfPlayConfig:
 @dataclass
 class GameRecord:
     size: int
-    inputs: np.ndarray            # (T, num_locs) int32: isn14 inputs of each position before its move
-    outputs: np.ndarray           # (T, num_locs, 7) the outputs the moves were chosen with
+    inputs: np.ndarray            # (T, num_locs) int32: the inputs of each position before its
+                                  # move (T, num_locs, max_active) for a multi-hot feature set
+    outputs: np.ndarray           # (T, num_locs, num_outputs) the outputs the moves were chosen
+                                  # with (7, or 17 with the rich signal; values use the first 7)
     black_to_move: np.ndarray     # (T,) bool
     explored: np.ndarray          # (T,) bool: the move was an exploratory draw (NeuroGo)
     moves: list                   # (colour, loc) per position, PASS included
@@ -135,6 +137,8 @@ def play_game(network, config, rng):
     num_locs = board.num_locs
     c, s = config.capture_value, config.stone_value
     seen = {board.hash}
+    # a cell's inputs: one index (one-hot sets), or its active inputs padded with -1 (multi-hot)
+    input_shape = (network.max_active,) if network.multi_hot else ()
     weights = isn.prior_liberty_weights(num_locs)
     colour = BLACK
     passes = 0
@@ -184,8 +188,8 @@ def play_game(network, config, rng):
         colour = opponent(colour)
     return GameRecord(
         size=size,
-        inputs=np.array(inputs, dtype=np.int32).reshape(len(inputs), num_locs),
-        outputs=np.array(outputs).reshape(len(outputs), num_locs, isn.N_OUTPUTS),
+        inputs=np.array(inputs, dtype=np.int32).reshape((len(inputs), num_locs) + input_shape),
+        outputs=np.array(outputs).reshape(len(outputs), num_locs, network.num_outputs),
         black_to_move=np.array(black_to_move, dtype=bool),
         explored=np.array(explored, dtype=bool),
         moves=moves,

@@ -41,13 +41,24 @@ and A. when it ends as black territory. The lambda-return at t puts weight lambd
 final return, so an output blank at the end is left untrained at every t (the final mask, carried
 to each frame).
 
+Rich signal. A network with rich_signal (engine/network.pyx) has NUM_RICH_OUTPUTS more outputs
+after the seven: eyes, connections and live points per frame colour, in Black/White pairs. Each is
+a likelihood about the end of the game too (their final targets are rich_targets() of the final
+board), so the same lambda-return applies to them column by column. Their frame change only
+exchanges each pair (swap_rich_colours); they have no blanks. Every function here takes either 7
+columns or 7 + NUM_RICH_OUTPUTS.
+
 NeuroGo (Enzenberger 2003, section 3) uses lambda = 0 and does not train the positions whose move
 was an exploratory Gibbs sample; `trained` selects positions, and lambda = 0 makes every target the
 next position's prediction, so untrained positions leave the others' targets unchanged.
 """
 import numpy as np
 
+from engine.network import N_RICH_OUTPUTS, swap_rich_colours
+
 NUM_OUTPUTS = 7
+NUM_RICH_OUTPUTS = N_RICH_OUTPUTS
+OUTPUT_COUNTS = (NUM_OUTPUTS, NUM_OUTPUTS + NUM_RICH_OUTPUTS)   # territory alone, or with the rich signal
 # Output order of engine/network.pxd (the frame where the side to move is Black).
 Z_EMPTY, Z_WHITE, Z_BLACK, A_EMPTY_WHITE, A_EMPTY_BLACK, A_WHITE, A_BLACK = range(NUM_OUTPUTS)
 
@@ -58,19 +69,25 @@ SWAP_COMPLEMENTED = np.array([True, True, True, False, False, False, False])
 
 
 def swap_frame(outputs):
-    """Outputs (..., 7) seen with the colours of all stones exchanged (a new array)."""
+    """Outputs (..., 7) seen with the colours of all stones exchanged (a new array); with the rich
+    signal's columns (..., 17) those are exchanged pairwise (swap_rich_colours)."""
     outputs = np.asarray(outputs, dtype=np.float64)
-    _check_last_axis(outputs, "outputs")
+    _check_output_axis(outputs, "outputs")
     swapped = outputs[..., SWAP_SOURCE]
     swapped[..., SWAP_COMPLEMENTED] = 1.0 - swapped[..., SWAP_COMPLEMENTED]
-    return swapped
+    if outputs.shape[-1] == NUM_OUTPUTS:
+        return swapped
+    return np.concatenate([swapped, swap_rich_colours(outputs[..., NUM_OUTPUTS:])], axis=-1)
 
 
 def swap_frame_mask(mask):
-    """A target mask (..., 7) carried to the colour-swapped frame (a new array)."""
+    """A target mask (..., 7) or (..., 17) carried to the colour-swapped frame (a new array)."""
     mask = np.asarray(mask)
-    _check_last_axis(mask, "mask")
-    return mask[..., SWAP_SOURCE]
+    _check_output_axis(mask, "mask")
+    swapped = mask[..., SWAP_SOURCE]
+    if mask.shape[-1] == NUM_OUTPUTS:
+        return swapped
+    return np.concatenate([swapped, swap_rich_colours(mask[..., NUM_OUTPUTS:])], axis=-1)
 
 
 def rewards_from_outputs(outputs, c):
@@ -107,29 +124,32 @@ def outputs_from_rewards(rewards, c):
 def lambda_targets(outputs, black_to_move, final_targets, final_mask, lam, trained=None):
     """Offline lambda-return targets for one game.
 
-    outputs: (T, L, 7) the net's outputs at the T positions where a move was chosen, each in its
-        own frame (side to move as Black).
+    outputs: (T, L, K) the net's outputs at the T positions where a move was chosen, each in its
+        own frame (side to move as Black); K is 7, or 17 for a rich-signal net.
     black_to_move: (T,) bool, whether real Black was to move at position t.
-    final_targets, final_mask: (L, 7) Table IV targets and mask of the final position, in the frame
-        where real Black is Black (final_targets(board, c, BLACK)).
+    final_targets, final_mask: (L, K) Table IV targets and mask of the final position, in the frame
+        where real Black is Black (final_targets(board, c, BLACK), followed for K = 17 by
+        rich_targets(board, BLACK)).
     lam: lambda in [0, 1].
     trained: optional (T,) bool, the positions to train (default all).
 
-    Returns (targets, mask), each (T, L, 7) in each position's own frame; mask is False for Table
+    Returns (targets, mask), each (T, L, K) in each position's own frame; mask is False for Table
     IV's blanks and at every output of an untrained position.
     """
     outputs = np.asarray(outputs, dtype=np.float64)
-    if outputs.ndim != 3 or outputs.shape[2] != NUM_OUTPUTS:
-        raise ValueError(f"outputs must have shape (T, L, {NUM_OUTPUTS}), not {outputs.shape}")
-    num_positions, num_locs, _ = outputs.shape
+    if outputs.ndim != 3 or outputs.shape[2] not in OUTPUT_COUNTS:
+        raise ValueError(f"outputs must have shape (T, L, K) with K in {OUTPUT_COUNTS}, not "
+                         f"{outputs.shape}")
+    num_positions, num_locs, num_columns = outputs.shape
     black_to_move = np.asarray(black_to_move, dtype=bool)
     if black_to_move.shape != (num_positions,):
         raise ValueError(f"black_to_move must have shape ({num_positions},), not {black_to_move.shape}")
     final_targets = np.asarray(final_targets, dtype=np.float64)
     final_mask = np.asarray(final_mask, dtype=bool)
     for name, array in (("final_targets", final_targets), ("final_mask", final_mask)):
-        if array.shape != (num_locs, NUM_OUTPUTS):
-            raise ValueError(f"{name} must have shape ({num_locs}, {NUM_OUTPUTS}), not {array.shape}")
+        if array.shape != (num_locs, num_columns):
+            raise ValueError(f"{name} must have shape ({num_locs}, {num_columns}) like the "
+                             f"outputs, not {array.shape}")
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lambda must be in [0, 1], not {lam}")
     if trained is None:
@@ -163,3 +183,9 @@ def lambda_targets(outputs, black_to_move, final_targets, final_mask, lam, train
 def _check_last_axis(array, name):
     if array.shape[-1:] != (NUM_OUTPUTS,):
         raise ValueError(f"{name} must have a last axis of {NUM_OUTPUTS}, not shape {array.shape}")
+
+
+def _check_output_axis(array, name):
+    if array.ndim == 0 or array.shape[-1] not in OUTPUT_COUNTS:
+        raise ValueError(f"{name} must have a last axis of {NUM_OUTPUTS} (or {OUTPUT_COUNTS[1]} "
+                         f"with the rich signal), not shape {array.shape}")

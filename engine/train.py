@@ -29,6 +29,13 @@ NeuroGo's procedure (--procedure neurogo; Enzenberger 2003, section 3): greedy m
 Gibbs-sampled at T = 4 whose positions are not trained; after each game the 10 most recent games
 are trained with TD(0), in random order, each backward from its end, updating after each position.
 
+Inputs and outputs (new runs only; stored in the settings and so in every weight file):
+--feature-set picks the net's inputs (isn14 one-hot, or the multi-hot neurogo / neurogo_lite of
+engine/features.pyx, whose positions are stored as (num_locs, max_active) active inputs).
+--rich-signal adds NeuroGo 3's extra outputs (eyes, connections, live points), trained by the same
+TD targets as the territory outputs with the final board's network.rich_targets() as their
+outcome; values, moves and the recurrence still come from the seven territory outputs.
+
 Evaluation matches use engine/match.py with GNU Go (--chinese-rules) as the referee when it is
 installed: weak nets stop with dead stones on the board, which the match tool alone would count as
 alive when the engines disagree about them.
@@ -111,6 +118,8 @@ class TrainSettings:
     recent_games: int = 10           # NeuroGo: games retrained after each game
     train_capped: bool = False       # capped games have no real end: not trained by default
     hidden: tuple = (4, 2, 2, 0, 2)  # T, S, D, C, F hidden units (the paper's 714 parameters)
+    feature_set: str = "isn14"       # the net's inputs (engine/features.pyx)
+    rich_signal: bool = False        # NeuroGo's extra outputs, trained by TD beside the seven
     init_scale: float = weight_files.DEFAULT_INIT_SCALE
     seed: int = 0
     komi: float = 7.0                # only for the logged results
@@ -133,6 +142,11 @@ class TrainSettings:
             raise ValueError("shortcut_games must be >= 0 and recent_games >= 1")
         if len(self.hidden) != 5 or min(self.hidden) < 0 or sum(self.hidden) == 0:
             raise ValueError(f"hidden must be five counts T,S,D,C,F >= 0, not {self.hidden}")
+        if self.feature_set not in isn.FEATURE_SETS:
+            raise ValueError(f"feature set must be one of {sorted(isn.FEATURE_SETS)}, "
+                             f"not {self.feature_set!r}")
+        if not isinstance(self.rich_signal, bool):
+            raise ValueError(f"rich_signal must be true or false, not {self.rich_signal!r}")
         self.selfplay_config("all")          # validates the self-play settings
 
     def selfplay_config(self, phase):
@@ -150,6 +164,8 @@ class TrainSettings:
 
     @classmethod
     def from_json(cls, values):
+        """Settings from settings.json or weight metadata; runs from before feature_set and
+        rich_signal existed get their defaults (isn14, no rich signal), which they used."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(values) - known
         if unknown:
@@ -162,7 +178,9 @@ def hidden_counts(settings):
 
 
 def new_network(settings):
-    return weight_files.new_network(settings.seed, hidden_counts(settings), scale=settings.init_scale)
+    return weight_files.new_network(settings.seed, hidden_counts(settings),
+                                    feature_set=settings.feature_set, scale=settings.init_scale,
+                                    rich_signal=settings.rich_signal)
 
 
 def shortcut_mask(network):
@@ -176,16 +194,17 @@ def shortcut_mask(network):
 @dataclasses.dataclass
 class TrainingGame:
     """What learning needs from one self-play game (plain arrays: it crosses process borders)."""
-    inputs: np.ndarray            # (T, num_locs) int32
+    inputs: np.ndarray            # (T, num_locs) int32, (T, num_locs, max_active) if multi-hot
     black_to_move: np.ndarray     # (T,) bool
     trained: np.ndarray           # (T,) bool
-    final_targets: np.ndarray     # (num_locs, 7), real-Black frame
-    final_mask: np.ndarray        # (num_locs, 7) bool
+    final_targets: np.ndarray     # (num_locs, num_outputs), real-Black frame: Table IV's seven,
+                                  # then with the rich signal the final board's rich_targets()
+    final_mask: np.ndarray        # (num_locs, num_outputs) bool
     summary: dict                 # length, result, score, capped, superko rejections, seconds
 
     @classmethod
     def from_record(cls, record, settings, seconds):
-        targets, mask = isn.final_targets(record.final_board, settings.capture_value, BLACK)
+        targets, mask = final_targets_of(record.final_board, settings)
         trained = ~record.explored if settings.procedure == "neurogo" else np.ones(record.length, bool)
         if record.capped and not settings.train_capped:
             trained = np.zeros(record.length, dtype=bool)
@@ -195,10 +214,20 @@ class TrainingGame:
         return cls(record.inputs, record.black_to_move, trained, targets, mask, summary)
 
 
+def final_targets_of(board, settings):
+    """The TD targets and mask of a game's final board in the real-Black frame: Table IV's seven
+    per point, followed with the rich signal by the rich outputs' (network.rich_targets)."""
+    targets, mask = isn.final_targets(board, settings.capture_value, BLACK)
+    if not settings.rich_signal:
+        return targets, mask
+    rich, rich_mask = isn.rich_targets(board, BLACK)
+    return np.concatenate([targets, rich], axis=1), np.concatenate([mask, rich_mask], axis=1)
+
+
 def game_gradient(network, game, lam, outputs=None):
     """(gradient, loss, entries) of one game under TD(lambda): the summed cross-entropy gradient of
     every trained position against its lambda-return targets. outputs: the outputs the game was
-    played with, (T, num_locs, 7) (recomputed from the inputs when None)."""
+    played with, (T, num_locs, num_outputs) (recomputed from the inputs when None)."""
     grad = np.zeros(network.num_params)
     if not game.trained.any():
         return grad, 0.0, 0
@@ -225,12 +254,14 @@ def play_training_game(network, settings, phase, rng):
 
 
 def final_position_error(network, positions):
-    """Mean squared error of the outputs at final positions against their Table IV targets: how
-    well the net predicts game ends it has not trained on. positions: (inputs, black_to_move,
-    targets, mask) with targets and mask in the real-Black frame (final_position())."""
+    """Mean squared error of the territory outputs at final positions against their Table IV
+    targets: how well the net predicts game ends it has not trained on (the rich outputs of a
+    rich-signal net are not counted: the value comes from the seven). positions: (inputs,
+    black_to_move, targets, mask) with targets and mask (num_locs, 7) in the real-Black frame
+    (final_position())."""
     errors, count = 0.0, 0
     for inputs, black_to_move, targets, mask in positions:
-        outputs = network.forward(inputs)
+        outputs = network.forward(inputs)[:, :isn.N_OUTPUTS]
         if not black_to_move:
             targets, mask = td.swap_frame(targets), td.swap_frame_mask(mask)
         errors += float(((outputs - targets)[mask] ** 2).sum())
@@ -239,8 +270,8 @@ def final_position_error(network, positions):
 
 
 def final_position(network, record, capture_value):
-    """A finished game's final position for final_position_error(): its isn14 inputs (the side
-    to move next as Black, the recurrence of the game's last evaluation), whether Black is to
+    """A finished game's final position for final_position_error(): its inputs in network's
+    feature set (the side to move next as Black, the recurrence of the game's last evaluation), whether Black is to
     move, and its Table IV targets and mask in the real-Black frame."""
     last = record.length - 1
     last_colour = BLACK if record.black_to_move[last] else WHITE
@@ -913,6 +944,15 @@ def build_parser():
                        help="also train games that reached the move cap")
     learn.add_argument("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
                        help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
+    learn.add_argument("--feature-set", choices=sorted(isn.FEATURE_SETS), default=defaults.feature_set,
+                       help="the net's inputs (engine/features.pyx): isn14, Blair's one-hot "
+                            "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
+                            "features; neurogo_lite, neurogo without the ladder-if-playing-here "
+                            "reads")
+    learn.add_argument("--rich-signal", action="store_true",
+                       help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
+                            "connections, live points) trained by TD beside the territory "
+                            "outputs, which alone give values and moves")
     learn.add_argument("--init-scale", type=float, default=defaults.init_scale,
                        help="standard deviation of the initial weights (default 0.1)")
     learn.add_argument("--seed", type=int, help="random seed (default: from the clock)")
@@ -992,7 +1032,9 @@ def main(argv=None):
                 capture_value=args.capture_value, stone_value=args.stone_value,
                 move_cap_factor=args.move_cap_factor, pass_rule=args.pass_rule,
                 shortcut_games=args.shortcut_games, recent_games=args.recent_games,
-                train_capped=args.train_capped, hidden=args.hidden, init_scale=args.init_scale,
+                train_capped=args.train_capped, hidden=args.hidden,
+                feature_set=args.feature_set, rich_signal=args.rich_signal,
+                init_scale=args.init_scale,
                 seed=seed, komi=args.komi)
         except ValueError as error:
             parser.error(str(error))

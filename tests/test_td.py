@@ -2,7 +2,9 @@
 import numpy as np
 import pytest
 
+from engine import network as isn
 from engine import td
+from engine.board import BLACK, WHITE, Board
 
 C = 0.4
 
@@ -47,6 +49,75 @@ def test_swap_frame_is_an_involution_and_negates_rewards():
 def test_swap_frame_mask_follows_the_outputs():
     mask = np.array([True, False, True, True, False, False, True])
     assert td.swap_frame_mask(mask).tolist() == [True, True, False, False, True, True, False]
+
+
+def rich_board():
+    """Black has a two-eyed group on the left, White one eye on the right."""
+    return Board.from_ascii("""
+        . X . O .
+        X X O . O
+        . X O O O
+        X X O . .
+        . X O . .
+    """)
+
+
+def test_swap_frame_exchanges_the_rich_signal_pairwise():
+    rng = np.random.default_rng(11)
+    y = rng.uniform(0.0, 1.0, size=(30, td.NUM_OUTPUTS + td.NUM_RICH_OUTPUTS))
+    swapped = td.swap_frame(y)
+    assert np.allclose(swapped[:, :td.NUM_OUTPUTS], td.swap_frame(y[:, :td.NUM_OUTPUTS]))
+    assert np.allclose(swapped[:, td.NUM_OUTPUTS:], isn.swap_rich_colours(y[:, td.NUM_OUTPUTS:]))
+    assert np.allclose(td.swap_frame(swapped), y)
+    # Black's eye column and White's trade places: eye_black <-> eye_white, and so on.
+    assert np.allclose(swapped[:, td.NUM_OUTPUTS], y[:, td.NUM_OUTPUTS + 1])
+    mask = rng.random((30, td.NUM_OUTPUTS + td.NUM_RICH_OUTPUTS)) < 0.5
+    swapped_mask = td.swap_frame_mask(mask)
+    assert (swapped_mask[:, :td.NUM_OUTPUTS] == td.swap_frame_mask(mask[:, :td.NUM_OUTPUTS])).all()
+    assert (swapped_mask[:, td.NUM_OUTPUTS:] == isn.swap_rich_colours(mask[:, td.NUM_OUTPUTS:])).all()
+
+
+def test_swap_frame_of_rich_targets_is_the_other_side_to_move():
+    board = rich_board()
+    black, black_mask = isn.final_targets(board, C, BLACK)
+    white, white_mask = isn.final_targets(board, C, WHITE)
+    rich_black, rich_black_mask = isn.rich_targets(board, BLACK)
+    rich_white, rich_white_mask = isn.rich_targets(board, WHITE)
+    as_black = np.concatenate([black, rich_black], axis=1)
+    as_white = np.concatenate([white, rich_white], axis=1)
+    both_masks = np.concatenate([black_mask, rich_black_mask], axis=1)
+    swapped_mask = td.swap_frame_mask(both_masks)
+    assert (swapped_mask == np.concatenate([white_mask, rich_white_mask], axis=1)).all()
+    # Equal wherever there is a target (Table IV's blanks hold no value).
+    assert np.allclose(td.swap_frame(as_black)[swapped_mask], as_white[swapped_mask])
+    # The board has rich events of both colours, so the swap is not vacuous.
+    assert rich_black[:, 0].any() and rich_black[:, 1].any() and not np.allclose(rich_black, rich_white)
+
+
+def test_lambda_targets_carry_the_rich_signal_across_frames():
+    board = rich_board()
+    num_locs = board.num_locs
+    territory, territory_mask = isn.final_targets(board, C, BLACK)
+    rich, rich_mask = isn.rich_targets(board, BLACK)
+    final = np.concatenate([territory, rich], axis=1)
+    final_mask = np.concatenate([territory_mask, rich_mask], axis=1)
+    rng = np.random.default_rng(12)
+    outputs = rng.uniform(0.0, 1.0, size=(6, num_locs, final.shape[1]))
+    black_to_move = np.arange(6) % 2 == 0
+    targets, mask = td.lambda_targets(outputs, black_to_move, final, final_mask, 1.0)
+    for t in range(6):
+        colour = BLACK if black_to_move[t] else WHITE
+        expected = np.concatenate([isn.final_targets(board, C, colour)[0],
+                                   isn.rich_targets(board, colour)[0]], axis=1)
+        expected_mask = np.concatenate([isn.final_targets(board, C, colour)[1],
+                                        isn.rich_targets(board, colour)[1]], axis=1)
+        assert (mask[t] == expected_mask).all()
+        assert np.allclose(targets[t][mask[t]], expected[expected_mask])
+    targets, _ = td.lambda_targets(outputs, black_to_move, final, final_mask, 0.0)
+    for t in range(5):
+        assert np.allclose(targets[t], td.swap_frame(outputs[t + 1]))
+    with pytest.raises(ValueError, match="final_targets"):
+        td.lambda_targets(outputs, black_to_move, territory, final_mask, 0.5)
 
 
 def test_table_iii_round_trip_on_table_iv_targets():

@@ -32,9 +32,9 @@ def game_lines(run_dir):
     return [line for line in read_log(run_dir) if line["type"] == "game"]
 
 
-def held_out_final_positions(count, seed):
+def held_out_final_positions(count, seed, feature_set="isn14"):
     """Final positions of games played by an unrelated net: nothing the trainer sees."""
-    network = weight_files.new_network(1000 + seed)
+    network = weight_files.new_network(1000 + seed, feature_set=feature_set)
     rng = np.random.default_rng(seed)
     config = SelfPlayConfig(size=5)
     return [train.final_position(network, play_game(network, config, rng), 0.4) for _ in range(count)]
@@ -56,6 +56,61 @@ def test_tiny_run_learns_and_its_weights_play_in_the_gtp_engine(tmp_path):
         engine.send("play b c3")
         move = engine.send("genmove w").lower()
         assert move == "pass" or (move[0] in "abcde" and move[1] in "12345" and move != "c3")
+
+
+@pytest.mark.parametrize("feature_set, rich_signal", [("neurogo", False), ("isn14", True)])
+def test_tiny_run_learns_with_other_feature_sets_and_the_rich_signal(tmp_path, feature_set,
+                                                                     rich_signal):
+    held_out = held_out_final_positions(20, seed=3, feature_set=feature_set)
+    settings = tiny_settings(feature_set=feature_set, rich_signal=rich_signal)
+    trainer = train.Trainer.create(tmp_path / "run", settings)
+    assert trainer.network.feature_set == feature_set
+    assert trainer.network.rich_signal == rich_signal
+    before = train.final_position_error(trainer.network, held_out)
+    trainer.run(games=40, workers=1, checkpoint_every=20, progress=False)
+    after = train.final_position_error(trainer.network, held_out)
+    assert after < 0.7 * before, (before, after)
+    losses = [line["loss"] for line in game_lines(tmp_path / "run") if line["loss"] is not None]
+    assert np.mean(losses[-10:]) < np.mean(losses[:10]), losses
+
+    network, metadata = weight_files.load_weights(tmp_path / "run" / "checkpoints" / "000000040" /
+                                                  "weights.npz")
+    assert metadata["feature_set"]["name"] == feature_set
+    assert network.rich_signal == rich_signal
+    assert metadata["trainer"]["settings"]["feature_set"] == feature_set
+    assert np.array_equal(network.get_params(), trainer.network.get_params())
+    # The evaluation matches' engine plays with such a weight file.
+    weights = tmp_path / "run" / "checkpoints" / "000000040" / "weights.npz"
+    with GtpClient([sys.executable, str(REPO / "gtp_server.py"), "--weights", str(weights),
+                    "--seed", "1"]) as engine:
+        engine.send("boardsize 5")
+        engine.send("clear_board")
+        engine.send("play b c3")
+        move = engine.send("genmove w").lower()
+        assert move == "pass" or (move[0] in "abcde" and move[1] in "12345" and move != "c3")
+
+
+def test_rich_signal_outputs_are_trained_towards_the_final_rich_targets():
+    network = weight_files.new_network(5, rich_signal=True)
+    settings = tiny_settings(rich_signal=True)
+    record = play_game(network, settings.selfplay_config("all"), np.random.default_rng(2))
+    assert record.outputs.shape == (record.length, 49, isn.N_OUTPUTS + isn.N_RICH_OUTPUTS)
+    game = train.TrainingGame.from_record(record, settings, 0.0)
+    grad, loss, entries = train.game_gradient(network, game, 1.0)
+    expected = np.zeros(network.num_params)
+    expected_loss = 0.0
+    for t in range(record.length):
+        colour = BLACK if record.black_to_move[t] else 3 - BLACK
+        targets, mask = isn.final_targets(record.final_board, 0.4, colour)
+        rich, rich_mask = isn.rich_targets(record.final_board, colour)
+        expected_loss += network.loss_and_gradient(
+            record.inputs[t], np.concatenate([targets, rich], axis=1),
+            np.concatenate([mask, rich_mask], axis=1), expected)
+    assert np.allclose(grad, expected) and np.isclose(loss, expected_loss)
+    # The rich outputs' own parameters (their shortcut weights) receive gradient.
+    start, stop, shape = network.parameter_blocks()["shortcut"]
+    shortcut_grad = grad[start:stop].reshape(shape)
+    assert np.abs(shortcut_grad[isn.N_OUTPUTS:]).max() > 0
 
 
 def test_game_gradient_with_lambda_one_trains_on_the_final_targets():
@@ -89,9 +144,11 @@ def test_shortcut_phase_trains_only_the_shortcuts(tmp_path):
     assert [line["phase"] for line in game_lines(tmp_path / "run")] == ["shortcut"] * 6 + ["all"] * 2
 
 
-@pytest.mark.parametrize("procedure", ["blair", "neurogo"])
-def test_resume_continues_exactly(tmp_path, procedure):
-    settings = tiny_settings(procedure=procedure, shortcut_games=4)
+@pytest.mark.parametrize("procedure, feature_set", [("blair", "isn14"), ("neurogo", "isn14"),
+                                                    ("blair", "neurogo"), ("neurogo", "neurogo")])
+def test_resume_continues_exactly(tmp_path, procedure, feature_set):
+    settings = tiny_settings(procedure=procedure, shortcut_games=4, feature_set=feature_set,
+                             rich_signal=feature_set == "neurogo")
     straight = train.Trainer.create(tmp_path / "straight", settings)
     straight.run(games=16, workers=1, checkpoint_every=0, progress=False)
 
@@ -232,6 +289,32 @@ def test_command_line_refuses_bad_runs(tmp_path):
         train.main(["--run-dir", str(tmp_path / "new"), "--size", "4"])
     with pytest.raises(ValueError, match="lambda"):
         train.TrainSettings(lam=1.5)
+    with pytest.raises(ValueError, match="feature set"):
+        train.TrainSettings(feature_set="raw")
+    with pytest.raises(SystemExit):
+        train.main(["--run-dir", str(tmp_path / "new"), "--feature-set", "raw"])
+
+
+def test_command_line_feature_set_and_rich_signal_reach_the_weight_files(tmp_path):
+    run_dir = tmp_path / "run"
+    train.main(["--run-dir", str(run_dir), "--size", "5", "--games", "2", "--workers", "1",
+                "--seed", "1", "--no-progress", "--feature-set", "neurogo_lite", "--rich-signal"])
+    settings = json.loads((run_dir / "settings.json").read_text())
+    assert settings["feature_set"] == "neurogo_lite" and settings["rich_signal"] is True
+    network, metadata = weight_files.load_weights(run_dir / "checkpoints" / "000000002" /
+                                                  "weights.npz")
+    assert metadata["feature_set"]["name"] == "neurogo_lite" and network.multi_hot
+    assert metadata["architecture"]["rich_signal"] is True
+    train.main(["--resume", str(run_dir), "--games", "3", "--workers", "1", "--no-progress"])
+    resumed, _ = weight_files.load_weights(run_dir / "checkpoints" / "000000003" / "weights.npz")
+    assert resumed.feature_set == "neurogo_lite" and resumed.rich_signal
+
+
+def test_settings_of_runs_from_before_feature_sets_default_to_isn14():
+    values = tiny_settings().to_json()
+    del values["feature_set"], values["rich_signal"]
+    settings = train.TrainSettings.from_json(values)
+    assert settings.feature_set == "isn14" and settings.rich_signal is False
 
 
 def test_plot_command_writes_a_png(tmp_path):
