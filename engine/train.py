@@ -3,7 +3,7 @@
 Usage:
     kosumi-train --run-dir RUN_DIR [--games N] [options]     start a run (RUN_DIR must be new/empty)
     kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
-    kosumi-train plot RUN_DIR [--out PNG]                    training curves to PNG
+    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
                                                              match checkpoints (evals.jsonl)
 (`python -m engine.train` is the same program.)
@@ -803,56 +803,79 @@ def _update_bar(bar, recent, mean_loss, started, games_this_session):
 
 def plot_run(run_dir, out=None, window=200):
     """Loss, game length, and evaluation win rates and margins over games trained, as one PNG."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return plot_runs([run_dir], out, window)
 
-    run_dir = Path(run_dir)
+
+def _read_run_log(run_dir):
+    """A run's game lines and evaluation lines (log and offline evaluations)."""
     lines = [json.loads(line) for line in (run_dir / LOG_FILE).read_text().splitlines() if line.strip()]
     if (run_dir / EVALS_FILE).exists():
         lines += [json.loads(line) for line in (run_dir / EVALS_FILE).read_text().splitlines()
                   if line.strip()]
     game_lines = [r for r in lines if r.get("type") == "game"]
-    eval_lines = [r for r in lines if r.get("type") == "eval"]
     if not game_lines:
         raise SystemExit(f"kosumi-train plot: {run_dir / LOG_FILE} has no games yet")
-    numbers = np.array([r["game"] for r in game_lines])
-    figure, axes = plt.subplots(4, 1, figsize=(8, 12), sharex=True)
+    return game_lines, [r for r in lines if r.get("type") == "eval"]
 
-    losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
-    lengths = np.array([r["length"] for r in game_lines], dtype=float)
-    for axis, values, label in ((axes[0], losses, "cross-entropy per output"),
-                                (axes[1], lengths, "game length (moves)")):
-        axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
-        axis.plot(numbers, _rolling_mean(values, window), color="C0",
-                  label=f"mean of {window} games")
-        axis.set_ylabel(label)
-        axis.legend(loc="upper right")
-        axis.grid(alpha=0.3)
-    for index, opponent in enumerate(sorted({r["opponent"] for r in eval_lines})):
-        points = sorted((r for r in eval_lines if r["opponent"] == opponent), key=lambda r: r["game"])
-        x = [r["game"] for r in points]
-        y = [r["win_rate"] for r in points]
-        low = [r["win_rate"] - r["win_rate_95"][0] for r in points]
-        high = [r["win_rate_95"][1] - r["win_rate"] for r in points]
-        axes[2].errorbar(x, y, yerr=[low, high], fmt="o-", capsize=3, color=f"C{index + 1}",
-                         label=f"vs {opponent} (95% Wilson)")
-        margins = [(r["game"], r["mean_margin"]) for r in points if r["mean_margin"] is not None]
-        if margins:
-            axes[3].plot(*zip(*margins), "o-", color=f"C{index + 1}", label=f"vs {opponent}")
+
+def plot_runs(run_dirs, out=None, window=200):
+    """The curves of one run, or of several overlaid to compare them (one colour per run, one
+    line style per evaluation opponent). The PNG goes to out, by default the (first) run's
+    training.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run_dirs = [Path(run_dir) for run_dir in run_dirs]
+    runs = [(run_dir, *_read_run_log(run_dir)) for run_dir in run_dirs]
+    single = len(runs) == 1
+    opponents = sorted({r["opponent"] for _, _, evals in runs for r in evals})
+    styles = ["o-", "s--", "^:", "d-."]
+    figure, axes = plt.subplots(4, 1, figsize=(8, 12), sharex=True)
+    for run_index, (run_dir, game_lines, eval_lines) in enumerate(runs):
+        numbers = np.array([r["game"] for r in game_lines])
+        losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
+        lengths = np.array([r["length"] for r in game_lines], dtype=float)
+        for axis, values in ((axes[0], losses), (axes[1], lengths)):
+            if single:      # one run: every game too, under its running mean
+                axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
+            axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
+                      label=f"mean of {window} games" if single else run_dir.name)
+        for opponent_index, opponent in enumerate(opponents):
+            points = sorted((r for r in eval_lines if r["opponent"] == opponent),
+                            key=lambda r: r["game"])
+            if not points:
+                continue
+            colour = f"C{opponent_index + 1}" if single else f"C{run_index}"
+            style = "o-" if single else styles[opponent_index % len(styles)]
+            label = f"vs {opponent}" if single else f"{run_dir.name} vs {opponent}"
+            x = [r["game"] for r in points]
+            y = [r["win_rate"] for r in points]
+            low = [r["win_rate"] - r["win_rate_95"][0] for r in points]
+            high = [r["win_rate_95"][1] - r["win_rate"] for r in points]
+            axes[2].errorbar(x, y, yerr=[low, high], fmt=style, capsize=3, color=colour,
+                             label=f"{label} (95% Wilson)")
+            margins = [(r["game"], r["mean_margin"]) for r in points if r["mean_margin"] is not None]
+            if margins:
+                axes[3].plot(*zip(*margins), style, color=colour, label=label)
+    axes[0].set_ylabel("cross-entropy per output")
+    axes[1].set_ylabel("game length (moves)")
     axes[2].set_ylim(-0.02, 1.02)
     axes[2].axhline(0.5, color="black", linewidth=0.5)
     axes[2].set_ylabel("win rate")
     axes[3].axhline(0.0, color="black", linewidth=0.5)
     axes[3].set_ylabel("mean margin (points)")
     axes[3].set_xlabel("games trained")
-    for axis in axes[2:]:
+    for axis in axes:
         axis.grid(alpha=0.3)
-        if eval_lines:
-            axis.legend(loc="lower right")
-    figure.suptitle(f"kosumi-train: {run_dir.name}")
+    for axis in axes[:2]:
+        axis.legend(loc="upper right")
+    if opponents:
+        for axis in axes[2:]:
+            axis.legend(loc="lower right", fontsize="small")
+    figure.suptitle("kosumi-train: " + ", ".join(run_dir.name for run_dir in run_dirs))
     figure.tight_layout()
-    out = Path(out) if out else run_dir / "training.png"
+    out = Path(out) if out else run_dirs[0] / "training.png"
     figure.savefig(out, dpi=100)
     plt.close(figure)
     return out
@@ -963,9 +986,11 @@ def build_parser():
 
 def build_plot_parser():
     parser = argparse.ArgumentParser(prog="kosumi-train plot",
-                                     description="Render a run's training curves to PNG.")
-    parser.add_argument("run_dir", metavar="RUN_DIR")
-    parser.add_argument("--out", metavar="PNG", help="output file (default RUN_DIR/training.png)")
+                                     description="Render a run's training curves to PNG; with "
+                                                 "several runs, overlaid to compare them.")
+    parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    parser.add_argument("--out", metavar="PNG",
+                        help="output file (default: the first RUN_DIR's training.png)")
     parser.add_argument("--window", type=number(int, minimum=1), default=200,
                         help="games in the running means (default 200)")
     return parser
@@ -990,7 +1015,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "plot":
         args = build_plot_parser().parse_args(argv[1:])
-        print(plot_run(args.run_dir, args.out, args.window))
+        print(plot_runs(args.run_dirs, args.out, args.window))
         return 0
     if argv and argv[0] == "eval":
         args = build_eval_parser().parse_args(argv[1:])

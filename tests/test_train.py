@@ -341,6 +341,24 @@ def test_offline_evaluation_of_checkpoints_feeds_the_plot(tmp_path):
     assert out == run_dir / "training.png" and out.stat().st_size > 1000
 
 
+def test_plot_compares_several_runs_in_one_png(tmp_path):
+    run_dirs = [tmp_path / "isn14", tmp_path / "lite"]
+    for run_dir, feature_set in zip(run_dirs, ("isn14", "neurogo_lite")):
+        train.Trainer.create(run_dir, tiny_settings(feature_set=feature_set)).run(
+            games=3, workers=1, checkpoint_every=0, progress=False)
+    assert train.main(["eval", str(run_dirs[0]), "--checkpoints", "3", "--opponents", "initial",
+                       "--games", "2"]) == 0
+    out = tmp_path / "compare.png"
+    assert train.main(["plot", *map(str, run_dirs), "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert not (run_dirs[0] / "training.png").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "log.jsonl").write_text("")
+    with pytest.raises(SystemExit, match="has no games yet"):
+        train.plot_runs([run_dirs[0], empty], out)
+
+
 @pytest.mark.parametrize("procedure", ["blair", "neurogo"])
 def test_self_play_rules(procedure):
     """Never into one's own eye, positional superko, a pass only when no move is left (forced),
