@@ -79,7 +79,7 @@ cdef class Board:
     cdef unsigned int new_mark_epoch(self) noexcept nogil
     cdef unsigned long long next_random(self) noexcept nogil
     cdef int random_playout(self, int colour, int max_moves) noexcept nogil
-    cdef void _grow(self) noexcept nogil
+    cdef inline void _reserve_journal(self) noexcept nogil  # room for one move's writes
     # internals of play_move / setup
     cdef void _reset_arrays(self, int size)
     cdef void _add_liberty_edge(self, loc_t head, loc_t lib) noexcept nogil

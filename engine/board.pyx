@@ -27,6 +27,12 @@ cdef enum:
     ILLEGAL_SUICIDE = 2
     ILLEGAL_KO = 3
 
+# Journal room reserved before each move: a bound on the entries one move writes (see
+# Board._reserve_journal).
+cdef enum:
+    JOURNAL_ROOM_BASE = 128
+    JOURNAL_ROOM_PER_POINT = 24
+
 REASON_TEXT = {ILLEGAL_OCCUPIED: "occupied", ILLEGAL_SUICIDE: "suicide", ILLEGAL_KO: "ko"}
 
 
@@ -143,17 +149,28 @@ cdef class Board:
     # ------------------------------------------------------------------ hot path
 
     cdef inline void _set(self, int *address, int value) noexcept nogil:
+        # Room was reserved by _reserve_journal() (one check per move, not per write); a write
+        # that changes nothing needs no undo entry (ko_loc staying NO_LOC, a new stone's zero
+        # counters), so it is skipped.
+        cdef JournalEntry *entry
+        if address[0] == value:
+            return
         if self.recording:
-            if self.journal_len == self.journal_cap:
-                self._grow()
-            self.journal[self.journal_len].address = address
-            self.journal[self.journal_len].old_value = address[0]
+            entry = self.journal + self.journal_len
+            entry.address = address
+            entry.old_value = address[0]
             self.journal_len += 1
         address[0] = value
 
-    cdef void _grow(self) noexcept nogil:
-        self.journal_cap *= 2
-        self.journal = <JournalEntry *> grown(self.journal, self.journal_cap * sizeof(JournalEntry))
+    cdef inline void _reserve_journal(self) noexcept nogil:
+        # One move writes at most about 100 + 18 * (stones merged or captured) entries (see
+        # _place_stone, _merge_chains, _remove_chain); JOURNAL_ROOM_PER_POINT per point of the
+        # board bounds that with room to spare.
+        cdef int needed = self.journal_len + JOURNAL_ROOM_BASE + JOURNAL_ROOM_PER_POINT * self.size * self.size
+        if needed > self.journal_cap:
+            while self.journal_cap < needed:
+                self.journal_cap *= 2
+            self.journal = <JournalEntry *> grown(self.journal, self.journal_cap * sizeof(JournalEntry))
 
     cdef inline bint in_atari(self, loc_t head) noexcept nogil:
         cdef long long n = self.pseudo_libs[head]
@@ -314,6 +331,7 @@ cdef class Board:
         self.moves[self.num_moves].old_hash = self.zobrist
         self.moves[self.num_moves].captured_start = self.captured_len
         self.num_moves += 1
+        self._reserve_journal()
         if p == PASS_LOC:
             self._set(&self.ko_loc, NO_LOC_)
             return
@@ -341,9 +359,13 @@ cdef class Board:
     cdef void undo_move(self) noexcept nogil:
         self.num_moves -= 1
         cdef MoveRecord *record = &self.moves[self.num_moves]
-        while self.journal_len > record.journal_start:
-            self.journal_len -= 1
-            self.journal[self.journal_len].address[0] = self.journal[self.journal_len].old_value
+        cdef JournalEntry *entry = self.journal + self.journal_len
+        cdef JournalEntry *start = self.journal + record.journal_start
+        # Restores may write into this object's own fields (num_empty, ko_loc): walk with locals.
+        while entry != start:
+            entry -= 1
+            entry.address[0] = entry.old_value
+        self.journal_len = record.journal_start
         self.zobrist = record.old_hash
         self.captured_len = record.captured_start
 
@@ -723,6 +745,7 @@ cdef class Board:
     def _place_setup(self, loc_t p, int colour):
         """Setup stone: placed even if it has no liberty yet (diagrams are filled in any order);
         a chain that ends with no liberty when the diagram is complete is an error of the diagram."""
+        self._reserve_journal()
         self._place_stone(p, colour)
 
     def __str__(self):
