@@ -132,6 +132,13 @@ cdef class Activations:
     cdef int changed_old_num_active[MAX_LOCS]
     cdef int active_changed[MAX_LOCS]        # cells whose active inputs changed
     cdef unsigned int candidate_mark[MAX_LOCS]
+    # multi-hot successors: per cell and offset, the sums of the cell's active inputs' rows of the
+    # hidden table (num_hidden) and of the territory outputs' shortcut table (NUM_OUTPUTS), so a
+    # hidden or output unit adds one row per offset however many inputs a cell has; NULL when the
+    # object was made without them (Activations(..., input_sums=True))
+    cdef int sums_width                      # num_hidden + NUM_OUTPUTS
+    cdef double *input_sums                  # [MAX_LOCS][NUM_OFFSETS][sums_width]
+    cdef double *saved_input_sums            # [MAX_LOCS][NUM_OFFSETS][sums_width], change log
 
     cdef unsigned int next_epoch(self) noexcept nogil
 
@@ -210,7 +217,14 @@ cdef class Network:
     # just played move for mover. Returns successor total - act.total; act is left unchanged.
     cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
                                           const double *weights, double c, double s) noexcept nogil
-    # The same for a multi-hot feature set; act must come from encode_multi_hot(record=True).
+    # The same for a multi-hot feature set; act must come from encode_multi_hot(record=True)
+    # followed by cell_input_sums() of every cell (act made with input_sums).
+    cdef void cell_input_sums(self, Activations act, int q) noexcept nogil
+    # act.input_sums of cell q from its active inputs.
+    cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil
+    # hidden_cell() of a multi-hot set from act.input_sums.
+    cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil
+    # point_reward() of cell p's territory outputs, computed from act.input_sums and act.hidden.
     cdef double backward(self, Activations act, const double *targets,
                          const unsigned char *mask, double *grad) noexcept nogil
     # act holds a forward pass; adds d(loss)/d(params) into grad and returns the loss.

@@ -235,7 +235,8 @@ cdef inline double softplus(double z) noexcept nogil:
 
 cdef class Activations:
 
-    def __cinit__(self, int num_hidden, int num_features, int num_pool_entries):
+    def __cinit__(self, int num_hidden, int num_features, int num_pool_entries,
+                  bint input_sums=False):
         self.num_hidden = num_hidden
         self.num_features = num_features
         self.num_pool_entries = num_pool_entries
@@ -253,6 +254,15 @@ cdef class Activations:
                 or self.outputs == NULL or self.saved_hidden == NULL or self.active == NULL
                 or self.changed_old_active == NULL):
             raise MemoryError()
+        self.sums_width = num_hidden + NUM_OUTPUTS
+        self.input_sums = self.saved_input_sums = NULL
+        if input_sums:
+            self.input_sums = <double *> malloc(MAX_LOCS * NUM_OFFSETS * self.sums_width
+                                                * sizeof(double))
+            self.saved_input_sums = <double *> malloc(MAX_LOCS * NUM_OFFSETS * self.sums_width
+                                                      * sizeof(double))
+            if self.input_sums == NULL or self.saved_input_sums == NULL:
+                raise MemoryError()
         memset(self.num_active, 0, sizeof(self.num_active))
         memset(self.candidate_mark, 0, sizeof(self.candidate_mark))
         memset(self.hidden_mark, 0, sizeof(self.hidden_mark))
@@ -268,6 +278,8 @@ cdef class Activations:
         free(self.saved_hidden)
         free(self.active)
         free(self.changed_old_active)
+        free(self.input_sums)
+        free(self.saved_input_sums)
 
     cdef unsigned int next_epoch(self) noexcept nogil:
         self.epoch += 1
@@ -392,7 +404,7 @@ cdef class Network:
         for k in range(NUM_OFFSETS):
             self.orbit_of_offset[k] = OFFSET_ORBITS[k]
         self.scratch = Activations(nh, nf, self.num_pool_entries)
-        self.base = Activations(nh, nf, self.num_pool_entries)
+        self.base = Activations(nh, nf, self.num_pool_entries, self.multi_hot)
         self._params = np.zeros(self.num_params)
         self._expand()
 
@@ -625,6 +637,62 @@ cdef class Network:
             total += r
         act.total = total
 
+    # ----------------------------------------------------------------- multi-hot successors
+
+    cdef void cell_input_sums(self, Activations act, int q) noexcept nogil:
+        cdef int nh = self.num_hidden, ni = self.num_inputs, no = self.num_outputs
+        cdef int width = act.sums_width, k, a, h, o
+        cdef double *out = act.input_sums + q * NUM_OFFSETS * width
+        cdef const int *cell_active = act.active + q * MAX_ACTIVE
+        cdef const double *row
+        for k in range(NUM_OFFSETS * width):
+            out[k] = 0.0
+        for k in range(NUM_OFFSETS):
+            for a in range(act.num_active[q]):
+                row = self.hidden_table + (k * ni + cell_active[a]) * nh
+                for h in range(nh):
+                    out[h] += row[h]
+                row = self.shortcut_table + (k * ni + cell_active[a]) * no
+                for o in range(NUM_OUTPUTS):
+                    out[nh + o] += row[o]
+            out += width
+
+    cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil:
+        cdef int nh = self.num_hidden, width = act.sums_width, k, h
+        cdef double *out = act.hidden + p * nh
+        cdef const double *row
+        for h in range(nh):
+            out[h] = self.hidden_bias[h]
+        for k in range(NUM_OFFSETS):
+            row = act.input_sums + ((p + act.offsets[k]) * NUM_OFFSETS + k) * width
+            for h in range(nh):
+                out[h] += row[h]
+        for h in range(nh):
+            out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)     # tanh, as hidden_cell()
+
+    cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil:
+        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, e
+        cdef const double *row
+        cdef const double *cell_hidden = act.hidden + p * nh
+        cdef double acc
+        cdef double pre[NUM_OUTPUTS]      # a local of fixed size: the compiler keeps it in registers
+        for o in range(NUM_OUTPUTS):
+            pre[o] = self.output_bias[o]
+        for k in range(NUM_OFFSETS):
+            row = act.input_sums + ((p + act.offsets[k]) * NUM_OFFSETS + k) * width + nh
+            for o in range(NUM_OUTPUTS):
+                pre[o] += row[o]
+        for f in range(self.num_features):
+            acc = 0.0
+            for e in range(self.pool_start[f], self.pool_start[f + 1]):
+                acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
+            row = self.output_weights + f * no
+            for o in range(NUM_OUTPUTS):
+                pre[o] += acc * row[o]
+        for o in range(NUM_OUTPUTS):
+            pre[o] = 1.0 / (1.0 + exp(-pre[o]))
+        return point_reward(pre, act.cell_state[p], c, s)
+
     # ----------------------------------------------------------------- inputs from a board (isn14)
 
     cdef int chain_class(self, Activations act, Board board, int p,
@@ -791,11 +859,9 @@ cdef class Network:
         cdef int j, k, q, r, n, a
         cdef bint differs
         cdef double delta = 0.0
-        cdef double pooled[MAX_FEATURES]
-        cdef double pre[MAX_OUTPUTS]
-        cdef double y[MAX_OUTPUTS]
         cdef int fresh[MAX_ACTIVE]
         cdef int *cell_active
+        cdef int sums_size = NUM_OFFSETS * act.sums_width     # one cell's input sums
         num_changed = self.changed_isn14_cells(act, board, move, mover, weights, epoch)
         self.board_features.successor(board, move)
         # 2. The active inputs of every cell whose isn14 input or features may have changed.
@@ -820,10 +886,13 @@ cdef class Network:
             memcpy(act.changed_old_active + num_active_changed * MAX_ACTIVE, cell_active,
                    act.num_active[q] * sizeof(int))
             act.changed_old_num_active[num_active_changed] = act.num_active[q]
+            memcpy(act.saved_input_sums + num_active_changed * sums_size,
+                   act.input_sums + q * sums_size, sums_size * sizeof(double))
             act.active_changed[num_active_changed] = q
             num_active_changed += 1
             memcpy(cell_active, fresh, n * sizeof(int))
             act.num_active[q] = n
+            self.cell_input_sums(act, q)
         if num_active_changed > 0:
             # 3. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
             for j in range(num_active_changed):
@@ -837,7 +906,7 @@ cdef class Network:
                         act.hidden_cells[num_hidden_cells] = r
                         num_hidden_cells += 1
             for j in range(num_hidden_cells):
-                self.hidden_cell(act, act.hidden_cells[j])
+                self.hidden_cell_summed(act, act.hidden_cells[j])
             # 4. Outputs within the 5x5 window of a changed input.
             for j in range(num_active_changed):
                 q = act.active_changed[j]
@@ -847,8 +916,7 @@ cdef class Network:
                             or act.output_mark[r] == epoch):
                         continue
                     act.output_mark[r] = epoch
-                    self.output_cell(act, r, pooled, pre, y, NUM_OUTPUTS)
-                    delta += point_reward(y, act.cell_state[r], c, s) - act.rewards[r]
+                    delta += self.output_reward_summed(act, r, c, s) - act.rewards[r]
         # 5. Restore the position before the move.
         for j in range(num_hidden_cells):
             memcpy(act.hidden + act.hidden_cells[j] * nh, act.saved_hidden + j * nh,
@@ -858,6 +926,8 @@ cdef class Network:
             memcpy(act.active + q * MAX_ACTIVE, act.changed_old_active + j * MAX_ACTIVE,
                    act.changed_old_num_active[j] * sizeof(int))
             act.num_active[q] = act.changed_old_num_active[j]
+            memcpy(act.input_sums + q * sums_size, act.saved_input_sums + j * sums_size,
+                   sums_size * sizeof(double))
         for j in range(num_changed - 1, -1, -1):
             q = act.changed_cells[j]
             act.inputs[q] = act.changed_old_input[j]
@@ -1205,6 +1275,8 @@ cdef class Network:
             # The unchanged position, seen from the successors' side to move, is the pass successor.
             if self.multi_hot:
                 self.encode_multi_hot(act, board, 3 - mover, w_ptr, True)
+                for i in range(act.num_locs):
+                    self.cell_input_sums(act, i)
             else:
                 self.encode_board(act, board, 3 - mover, w_ptr)
             self.forward_all(act, c, s)
