@@ -65,8 +65,16 @@ cdef class Board:
     # 0 if legal under simple ko with suicide forbidden, else ILLEGAL_OCCUPIED/SUICIDE/KO.
     cdef bint is_legal_fast(self, loc_t p, int colour) noexcept nogil
     cdef bint would_capture(self, loc_t p, int colour) noexcept nogil
-    cdef bint in_atari(self, loc_t head) noexcept nogil        # exactly one distinct liberty
-    cdef loc_t atari_liberty(self, loc_t head) noexcept nogil  # that liberty (assumes in_atari)
+    # Defined here, not in board.pyx, so the modules that cimport Board (the ladder reader) inline
+    # them instead of calling through the vtable.
+    cdef inline bint in_atari(self, loc_t head) noexcept nogil:   # exactly one distinct liberty
+        cdef long long n = self.pseudo_libs[head]
+        cdef long long s = self.lib_sum[head]
+        return n > 0 and n * <long long> self.lib_sum_sq[head] == s * s
+
+    cdef inline loc_t atari_liberty(self, loc_t head) noexcept nogil:  # (assumes in_atari)
+        return self.lib_sum[head] // self.pseudo_libs[head]
+
     cdef void play_move(self, loc_t p, int colour, bint allow_suicide) noexcept nogil
     # Plays p (or PASS_LOC) for colour. Assumes the move is legal (or a suicide with allow_suicide).
     cdef void undo_move(self) noexcept nogil                   # LIFO; assumes num_moves > 0
@@ -82,6 +90,7 @@ cdef class Board:
     cdef inline void _reserve_journal(self) noexcept nogil  # room for one move's writes
     # internals of play_move / setup
     cdef void _reset_arrays(self, int size)
+    cdef void _log_liberty_counters(self, loc_t head) noexcept nogil
     cdef void _add_liberty_edge(self, loc_t head, loc_t lib) noexcept nogil
     cdef void _remove_liberty_edge(self, loc_t head, loc_t lib) noexcept nogil
     cdef void _remove_from_empty(self, loc_t p) noexcept nogil

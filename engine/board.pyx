@@ -172,23 +172,31 @@ cdef class Board:
                 self.journal_cap *= 2
             self.journal = <JournalEntry *> grown(self.journal, self.journal_cap * sizeof(JournalEntry))
 
-    cdef inline bint in_atari(self, loc_t head) noexcept nogil:
-        cdef long long n = self.pseudo_libs[head]
-        cdef long long s = self.lib_sum[head]
-        return n > 0 and n * <long long> self.lib_sum_sq[head] == s * s
-
-    cdef inline loc_t atari_liberty(self, loc_t head) noexcept nogil:
-        return self.lib_sum[head] // self.pseudo_libs[head]
+    cdef inline void _log_liberty_counters(self, loc_t head) noexcept nogil:
+        # The three counters of an edge change always (lib > 0): journal them without _set's
+        # no-op test, in one go.
+        cdef JournalEntry *entry
+        if self.recording:
+            entry = self.journal + self.journal_len
+            entry[0].address = &self.pseudo_libs[head]
+            entry[0].old_value = self.pseudo_libs[head]
+            entry[1].address = &self.lib_sum[head]
+            entry[1].old_value = self.lib_sum[head]
+            entry[2].address = &self.lib_sum_sq[head]
+            entry[2].old_value = self.lib_sum_sq[head]
+            self.journal_len += 3
 
     cdef inline void _add_liberty_edge(self, loc_t head, loc_t lib) noexcept nogil:
-        self._set(&self.pseudo_libs[head], self.pseudo_libs[head] + 1)
-        self._set(&self.lib_sum[head], self.lib_sum[head] + lib)
-        self._set(&self.lib_sum_sq[head], self.lib_sum_sq[head] + lib * lib)
+        self._log_liberty_counters(head)
+        self.pseudo_libs[head] += 1
+        self.lib_sum[head] += lib
+        self.lib_sum_sq[head] += lib * lib
 
     cdef inline void _remove_liberty_edge(self, loc_t head, loc_t lib) noexcept nogil:
-        self._set(&self.pseudo_libs[head], self.pseudo_libs[head] - 1)
-        self._set(&self.lib_sum[head], self.lib_sum[head] - lib)
-        self._set(&self.lib_sum_sq[head], self.lib_sum_sq[head] - lib * lib)
+        self._log_liberty_counters(head)
+        self.pseudo_libs[head] -= 1
+        self.lib_sum[head] -= lib
+        self.lib_sum_sq[head] -= lib * lib
 
     cdef inline void _remove_from_empty(self, loc_t p) noexcept nogil:
         cdef int i = self.empty_index[p]
