@@ -101,6 +101,8 @@ cdef class BoardFeatures:
     cdef int ladder_libs[MAX_LOCS]
     cdef unsigned int escape_mark[MAX_LOCS]  # surely_escapes()'s liberty marks
     cdef unsigned int escape_epoch
+    cdef unsigned int walk_mark[MAX_LOCS]    # walk_ladder_block()'s marks
+    cdef unsigned int walk_epoch
     cdef readonly long long reads_made, nodes_visited   # statistics (benchmarks, tests)
     # footprints of the base position's ladder reads: per point a linked list of query ids
     cdef bint recording                      # inside a base ladder query: record its footprint
@@ -133,6 +135,8 @@ cdef class BoardFeatures:
     cdef void point_links(self, Board board, int p, signed char *slots) noexcept nogil
     cdef void block_values(self, Board board, int head, bint reuse_ladders,
                            signed char *slots) noexcept nogil
+    cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
+                               int *num_heads) noexcept nogil
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil
     cdef bint defender_loses(self, Board board, int depth) noexcept nogil
     cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil

@@ -273,6 +273,8 @@ cdef class BoardFeatures:
         memset(self.footprint_mark, 0, sizeof(self.footprint_mark))
         memset(self.escape_mark, 0, sizeof(self.escape_mark))
         self.escape_epoch = 0
+        memset(self.walk_mark, 0, sizeof(self.walk_mark))
+        self.walk_epoch = 0
         self.num_entries = self.num_queries = self.num_overlay = 0
         self.known_attacker_result = -1
         cdef int p
@@ -526,6 +528,43 @@ cdef class BoardFeatures:
             return False
         return True
 
+    cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
+                               int *num_heads) noexcept nogil:
+        """The ladder block's liberties into ladder_libs (in Board.chain_liberties_into's order),
+        returning their number; with heads, also the adjacent attacking chains in the order the
+        walk meets them, at most MAX_ESCAPES: their heads, the first stone met of each into
+        stones, their number into num_heads. One walk of the block serves both."""
+        cdef int head = board.chain_head[self.ladder_stone], q = head, r, c, k, i
+        cdef int n = 0, found = 0, attacker = self.ladder_attacker
+        cdef unsigned int epoch
+        self.walk_epoch += 1
+        if self.walk_epoch == 0:
+            memset(self.walk_mark, 0, sizeof(self.walk_mark))
+            self.walk_epoch = 1
+        epoch = self.walk_epoch
+        while True:
+            for i in range(4):
+                r = q + self.neighbour[i]
+                c = board.colour[r]
+                if c == C_EMPTY:
+                    if self.walk_mark[r] != epoch:      # liberties and heads never share a point
+                        self.walk_mark[r] = epoch
+                        self.ladder_libs[n] = r
+                        n += 1
+                elif c == attacker and heads != NULL:
+                    k = board.chain_head[r]
+                    if self.walk_mark[k] != epoch and found < MAX_ESCAPES:
+                        self.walk_mark[k] = epoch
+                        heads[found] = k
+                        stones[found] = r
+                        found += 1
+            q = board.next_in_chain[q]
+            if q == head:
+                break
+        if heads != NULL:
+            num_heads[0] = found
+        return n
+
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil:
         cdef int n, i, j, q, lib, other
         cdef int libs[2]
@@ -536,7 +575,7 @@ cdef class BoardFeatures:
             return False
         if self.recording:
             self.footprint_chain(board, self.ladder_stone)
-        n = board.chain_liberties_into(self.ladder_stone, self.ladder_libs)
+        n = self.walk_ladder_block(board, NULL, NULL, NULL)
         if n == 1:
             if self.recording:
                 self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY)
@@ -578,9 +617,10 @@ cdef class BoardFeatures:
         return False
 
     cdef bint defender_loses(self, Board board, int depth) noexcept nogil:
-        cdef int n, i, j, k, q, r, head, lib, num_moves, num_checked = 0
+        cdef int n, i, j, k, lib, num_moves, num_checked = 0
         cdef int moves[MAX_ESCAPES]
-        cdef int checked[MAX_ESCAPES]
+        cdef int checked[MAX_ESCAPES]           # adjacent attacking chains (heads), first seen first
+        cdef int checked_stone[MAX_ESCAPES]     # and the stone of each next to the block
         cdef bint captured, known
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
@@ -588,7 +628,7 @@ cdef class BoardFeatures:
             return False
         if self.recording:
             self.footprint_chain(board, self.ladder_stone)
-        n = board.chain_liberties_into(self.ladder_stone, self.ladder_libs)
+        n = self.walk_ladder_block(board, checked, checked_stone, &num_checked)
         if n > 2 or depth >= MAX_LADDER_DEPTH:
             return False
         for i in range(n):
@@ -603,39 +643,23 @@ cdef class BoardFeatures:
                 captured = self.attacker_captures(board, depth)
             if self.ladder_exhausted or not captured:
                 return False
-        # Escapes: the liberties, then the last liberty of every adjacent attacking block in atari.
-        head = board.chain_head[self.ladder_stone]
-        q = head
-        while True:
-            for i in range(4):
-                r = q + self.neighbour[i]
-                if board.colour[r] != self.ladder_attacker:
-                    continue
-                k = board.chain_head[r]
+        # Escapes: the liberties, then the last liberty of every adjacent attacking block in atari
+        # (the blocks found by the walk above; the attacker-first read in between restored the
+        # board exactly).
+        for i in range(num_checked):
+            k = checked[i]
+            if self.recording:
+                self.footprint_reader_chain(board, checked_stone[i])
+            if board.in_atari(k):
+                lib = board.atari_liberty(k)
                 known = False
-                for j in range(num_checked):
-                    if checked[j] == k:
+                for j in range(num_moves):
+                    if moves[j] == lib:
                         known = True
                         break
-                if known or num_checked == MAX_ESCAPES:
-                    continue
-                checked[num_checked] = k
-                num_checked += 1
-                if self.recording:
-                    self.footprint_reader_chain(board, r)
-                if board.in_atari(k):
-                    lib = board.atari_liberty(k)
-                    known = False
-                    for j in range(num_moves):
-                        if moves[j] == lib:
-                            known = True
-                            break
-                    if not known and num_moves < MAX_ESCAPES:
-                        moves[num_moves] = lib
-                        num_moves += 1
-            q = board.next_in_chain[q]
-            if q == head:
-                break
+                if not known and num_moves < MAX_ESCAPES:
+                    moves[num_moves] = lib
+                    num_moves += 1
         for i in range(num_moves):
             if self.recording:
                 self.footprint_reader_area(board, moves[i], self.ladder_defender)
