@@ -101,6 +101,7 @@ cdef class BoardFeatures:
     cdef int ladder_libs[MAX_LOCS]
     cdef unsigned int escape_mark[MAX_LOCS]  # surely_escapes()'s liberty marks
     cdef unsigned int escape_epoch
+    cdef bint escape_wide                    # surely_escapes() counted four or more (recording)
     cdef unsigned int walk_mark[MAX_LOCS]    # walk_ladder_block()'s marks
     cdef unsigned int walk_epoch
     cdef readonly long long reads_made, nodes_visited   # statistics (benchmarks, tests)
@@ -147,7 +148,8 @@ cdef class BoardFeatures:
     cdef void footprint_chain(self, Board board, int p) noexcept nogil
     cdef void footprint_area(self, Board board, int p) noexcept nogil
     cdef void footprint_reader_chain(self, Board board, int p) noexcept nogil
-    cdef void footprint_reader_area(self, Board board, int p, int whole_colour) noexcept nogil
+    cdef void footprint_reader_area(self, Board board, int p, int whole_colour,
+                                    bint whole_liberties) noexcept nogil
     cdef void begin_query(self) noexcept nogil
     cdef void end_query(self, int query_point) noexcept nogil
     cdef signed char *overlay_cell(self, int p) noexcept nogil

@@ -377,10 +377,15 @@ cdef class BoardFeatures:
         if board.chain_liberty_count(p) <= 2:
             self.footprint_chain(board, p)
 
-    cdef void footprint_reader_area(self, Board board, int p, int whole_colour) noexcept nogil:
+    cdef void footprint_reader_area(self, Board board, int p, int whole_colour,
+                                    bint whole_liberties) noexcept nogil:
         """footprint_area() for a move the ladder reader tries (see footprint_reader_chain):
-        adjacent chains of whole_colour (surely_escapes() counts their liberties) whole."""
-        cdef int i, q, c
+        adjacent chains of whole_colour (surely_escapes() counts their liberties) whole, or
+        without their liberties when whole_liberties is False: when surely_escapes() counted four
+        or more, one move on any of them still leaves three (a stone fills one point, captures
+        only add liberties), so its answer, and the escape's legality, cannot change; their
+        stones stay, a capture of them being the one change that is not a stone placed."""
+        cdef int i, q, c, head
         self.footprint_point(p)
         for i in range(4):
             q = p + self.neighbour[i]
@@ -388,7 +393,16 @@ cdef class BoardFeatures:
             if c == C_EMPTY:
                 self.footprint_point(q)
             elif c == whole_colour:
-                self.footprint_chain(board, q)
+                if whole_liberties:
+                    self.footprint_chain(board, q)
+                else:
+                    head = board.chain_head[q]
+                    q = head
+                    while True:
+                        self.footprint_point(q)
+                        q = board.next_in_chain[q]
+                        if q == head:
+                            break
             elif c == C_BLACK or c == C_WHITE:
                 self.footprint_reader_chain(board, q)
 
@@ -460,12 +474,16 @@ cdef class BoardFeatures:
         ladder_libs[0..num_ladder_libs): the block's liberties, known to the caller, so the
         block itself (often long) is not walked.
         It reads x's area, with the defender's chains there whole. Saves the play and undo of the
-        escapes that end a ladder, which are most of a ladder read's moves."""
+        escapes that end a ladder, which are most of a ladder read's moves.
+        While recording a footprint it counts on to four: escape_wide tells the footprint
+        whether the answer survives any one move (footprint_reader_area)."""
         cdef int i, j, r, t, q, head, count = 0, num_heads = 0
         cdef int ladder_head = board.chain_head[self.ladder_stone]
         cdef int heads[4]
         cdef bint seen, joins = False
         cdef unsigned int epoch
+        cdef int enough = 4 if self.recording else 3
+        self.escape_wide = False
         for i in range(4):
             r = x + self.neighbour[i]
             if board.colour[r] == self.ladder_defender and board.chain_head[r] == ladder_head:
@@ -489,7 +507,8 @@ cdef class BoardFeatures:
             if board.colour[r] == C_EMPTY and self.escape_mark[r] != epoch:
                 self.escape_mark[r] = epoch
                 count += 1
-        if count >= 3:
+        if count >= enough:
+            self.escape_wide = count >= 4
             return True
         for i in range(4):
             r = x + self.neighbour[i]
@@ -512,12 +531,13 @@ cdef class BoardFeatures:
                     if board.colour[t] == C_EMPTY and self.escape_mark[t] != epoch:
                         self.escape_mark[t] = epoch
                         count += 1
-                        if count >= 3:
+                        if count >= enough:
+                            self.escape_wide = count >= 4
                             return True
                 q = board.next_in_chain[q]
                 if q == head:
                     break
-        return False
+        return count >= 3
 
     cdef bint count_escaped_nodes(self, int count) noexcept nogil:
         """Count the nodes the played-out reading would have visited for an escape seen by
@@ -568,7 +588,7 @@ cdef class BoardFeatures:
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil:
         cdef int n, i, j, q, lib, other
         cdef int libs[2]
-        cdef bint captured, captures_nothing
+        cdef bint captured, captures_nothing, sure
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
             self.ladder_exhausted = True
@@ -578,7 +598,7 @@ cdef class BoardFeatures:
         n = self.walk_ladder_block(board, NULL, NULL, NULL)
         if n == 1:
             if self.recording:
-                self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY)
+                self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY, True)
             return board.is_legal_fast(self.ladder_libs[0], self.ladder_attacker)
         if n > 2 or depth >= MAX_LADDER_DEPTH:
             return False
@@ -588,7 +608,7 @@ cdef class BoardFeatures:
             lib = libs[i]
             other = libs[1 - i]
             if self.recording:
-                self.footprint_reader_area(board, lib, C_EMPTY)
+                self.footprint_reader_area(board, lib, C_EMPTY, True)
             if not board.is_legal_fast(lib, self.ladder_attacker):
                 continue
             # An atari that captures nothing leaves the defender the other liberty alone (and
@@ -601,9 +621,11 @@ cdef class BoardFeatures:
                     captures_nothing = False
                     break
             if captures_nothing:
+                sure = self.surely_escapes(board, other, lib, libs, 2)
                 if self.recording:
-                    self.footprint_reader_area(board, other, self.ladder_defender)
-                if self.surely_escapes(board, other, lib, libs, 2):
+                    self.footprint_reader_area(board, other, self.ladder_defender,
+                                               not (sure and self.escape_wide))
+                if sure:
                     if not self.count_escaped_nodes(1 if depth + 1 >= MAX_LADDER_DEPTH else 2):
                         return False
                     continue
@@ -621,7 +643,7 @@ cdef class BoardFeatures:
         cdef int moves[MAX_ESCAPES]
         cdef int checked[MAX_ESCAPES]           # adjacent attacking chains (heads), first seen first
         cdef int checked_stone[MAX_ESCAPES]     # and the stone of each next to the block
-        cdef bint captured, known
+        cdef bint captured, known, sure
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
             self.ladder_exhausted = True
@@ -661,11 +683,15 @@ cdef class BoardFeatures:
                     moves[num_moves] = lib
                     num_moves += 1
         for i in range(num_moves):
-            if self.recording:
-                self.footprint_reader_area(board, moves[i], self.ladder_defender)
             if not board.is_legal_fast(moves[i], self.ladder_defender):
+                if self.recording:
+                    self.footprint_reader_area(board, moves[i], self.ladder_defender, True)
                 continue
-            if self.surely_escapes(board, moves[i], -1, moves, n):
+            sure = self.surely_escapes(board, moves[i], -1, moves, n)
+            if self.recording:
+                self.footprint_reader_area(board, moves[i], self.ladder_defender,
+                                           not (sure and self.escape_wide))
+            if sure:
                 self.count_escaped_nodes(1)     # the attacker's node sees three liberties
                 return False
             board.play_move(moves[i], self.ladder_defender, False)
