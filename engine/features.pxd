@@ -98,6 +98,8 @@ cdef class BoardFeatures:
     cdef bint ladder_exhausted
     cdef int known_attacker_result           # -1, or the block's attacker-first result (reused by
                                              # the defender-first read of a two-liberty block)
+    cdef int known_liberties                 # -1, or how many of ladder_libs the next
+                                             # attacker_captures() takes as its block's
     cdef int ladder_libs[MAX_LOCS]
     cdef unsigned int escape_mark[MAX_LOCS]  # surely_escapes()'s liberty marks
     cdef unsigned int escape_epoch
@@ -138,6 +140,9 @@ cdef class BoardFeatures:
                            signed char *slots) noexcept nogil
     cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
                                int *num_heads) noexcept nogil
+    cdef bint extends_block_alone(self, Board board, int x) noexcept nogil
+    cdef int extended_liberties(self, Board board, int x, const int *before,
+                                int num_before) noexcept nogil
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil
     cdef bint defender_loses(self, Board board, int depth) noexcept nogil
     cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil

@@ -277,6 +277,7 @@ cdef class BoardFeatures:
         self.walk_epoch = 0
         self.num_entries = self.num_queries = self.num_overlay = 0
         self.known_attacker_result = -1
+        self.known_liberties = -1
         cdef int p
         for p in range(MAX_LOCS):
             self.first_entry[p] = -1
@@ -585,17 +586,69 @@ cdef class BoardFeatures:
             num_heads[0] = found
         return n
 
+    cdef bint extends_block_alone(self, Board board, int x) noexcept nogil:
+        """Whether the defender playing at x joins no chain but the ladder's block and captures
+        nothing (then extended_liberties() gives the block's liberties after it)."""
+        cdef int i, r, head = board.chain_head[self.ladder_stone]
+        cdef bint joins = False
+        for i in range(4):
+            r = x + self.neighbour[i]
+            if board.colour[r] == self.ladder_defender:
+                if board.chain_head[r] != head:
+                    return False
+                joins = True
+            elif board.colour[r] == self.ladder_attacker and board.in_atari(board.chain_head[r]):
+                return False
+        return joins
+
+    cdef int extended_liberties(self, Board board, int x, const int *before,
+                                int num_before) noexcept nogil:
+        """The block's liberties into ladder_libs, in walk_ladder_block()'s order, after the
+        defender extended at x (extends_block_alone()), from before[0..num_before), the block's
+        liberties in that order before the move: without the walk of a long block. The board
+        spliced x into the block's ring right after the head, so the walk meets the head's
+        liberties first, then x's, then the others in their old order."""
+        cdef int head = board.chain_head[self.ladder_stone], n = 0, i, r
+        cdef unsigned int epoch
+        self.walk_epoch += 1
+        if self.walk_epoch == 0:
+            memset(self.walk_mark, 0, sizeof(self.walk_mark))
+            self.walk_epoch = 1
+        epoch = self.walk_epoch
+        for i in range(4):
+            r = head + self.neighbour[i]
+            if board.colour[r] == C_EMPTY and self.walk_mark[r] != epoch:
+                self.walk_mark[r] = epoch
+                self.ladder_libs[n] = r
+                n += 1
+        for i in range(4):
+            r = x + self.neighbour[i]
+            if board.colour[r] == C_EMPTY and self.walk_mark[r] != epoch:
+                self.walk_mark[r] = epoch
+                self.ladder_libs[n] = r
+                n += 1
+        for i in range(num_before):
+            r = before[i]
+            if r != x and self.walk_mark[r] != epoch:
+                self.walk_mark[r] = epoch
+                self.ladder_libs[n] = r
+                n += 1
+        return n
+
     cdef bint attacker_captures(self, Board board, int depth) noexcept nogil:
         cdef int n, i, j, q, lib, other
         cdef int libs[2]
         cdef bint captured, captures_nothing, sure
+        n = self.known_liberties      # ladder_libs, when the caller knows them, else -1
+        self.known_liberties = -1
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
             self.ladder_exhausted = True
             return False
         if self.recording:
             self.footprint_chain(board, self.ladder_stone)
-        n = self.walk_ladder_block(board, NULL, NULL, NULL)
+        if n < 0:
+            n = self.walk_ladder_block(board, NULL, NULL, NULL)
         if n == 1:
             if self.recording:
                 self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY, True)
@@ -643,7 +696,7 @@ cdef class BoardFeatures:
         cdef int moves[MAX_ESCAPES]
         cdef int checked[MAX_ESCAPES]           # adjacent attacking chains (heads), first seen first
         cdef int checked_stone[MAX_ESCAPES]     # and the stone of each next to the block
-        cdef bint captured, known, sure
+        cdef bint captured, known, sure, simple
         self.ladder_nodes += 1
         if self.ladder_nodes > MAX_LADDER_NODES:
             self.ladder_exhausted = True
@@ -662,6 +715,7 @@ cdef class BoardFeatures:
             if depth == 0 and self.known_attacker_result >= 0:
                 captured = self.known_attacker_result == 1
             else:
+                self.known_liberties = n      # the same position: ladder_libs still holds them
                 captured = self.attacker_captures(board, depth)
             if self.ladder_exhausted or not captured:
                 return False
@@ -694,7 +748,10 @@ cdef class BoardFeatures:
             if sure:
                 self.count_escaped_nodes(1)     # the attacker's node sees three liberties
                 return False
+            simple = self.extends_block_alone(board, moves[i])
             board.play_move(moves[i], self.ladder_defender, False)
+            if simple:
+                self.known_liberties = self.extended_liberties(board, moves[i], moves, n)
             captured = self.attacker_captures(board, depth + 1)
             board.undo_move()
             if self.ladder_exhausted:
