@@ -296,24 +296,27 @@ cdef class Board:
         """Put a stone on the empty point p, update the neighbours' liberties and merge it with
         friendly chains (the larger chain keeps its head). Returns the head of its chain.
         Captures are the caller's business."""
-        cdef int i, c
+        cdef int i, c, edges = 0, edge_sum = 0, edge_sum_sq = 0
         cdef loc_t q, head, own_head = p
         self._set(&self.colour[p], colour)
         self.zobrist ^= ZOBRIST[colour][p]
         self._remove_from_empty(p)
-        self._set(&self.chain_head[p], p)
-        self._set(&self.next_in_chain[p], p)
-        self._set(&self.chain_size[p], 1)
-        self._set(&self.pseudo_libs[p], 0)
-        self._set(&self.lib_sum[p], 0)
-        self._set(&self.lib_sum_sq[p], 0)
         for i in range(4):
             q = p + self.neighbour_offset[i]
             c = self.colour[q]
             if c == C_EMPTY:
-                self._add_liberty_edge(p, q)
+                edges += 1
+                edge_sum += q
+                edge_sum_sq += q * q
             elif c != C_WALL:
                 self._remove_liberty_edge(self.chain_head[q], p)
+        # The new one-stone chain's counters, written (and journaled) once, not edge by edge.
+        self._set(&self.chain_head[p], p)
+        self._set(&self.next_in_chain[p], p)
+        self._set(&self.chain_size[p], 1)
+        self._set(&self.pseudo_libs[p], edges)
+        self._set(&self.lib_sum[p], edge_sum)
+        self._set(&self.lib_sum_sq[p], edge_sum_sq)
         for i in range(4):
             q = p + self.neighbour_offset[i]
             if self.colour[q] == colour:
