@@ -168,6 +168,8 @@ cdef class Network:
     # expanded kernels (rebuilt by set_params)
     cdef double *hidden_table                # [NUM_OFFSETS][num_inputs][num_hidden]
     cdef double *shortcut_table              # [NUM_OFFSETS][num_inputs][NUM_OUTPUTS]
+    cdef double *input_rows                  # [NUM_OFFSETS][num_inputs][num_hidden + NUM_OUTPUTS]:
+                                             # hidden_table's row, then shortcut_table's first 7
     cdef double *output_weights              # [num_features][NUM_OUTPUTS]
     cdef double *hidden_bias                 # [num_hidden] (non-zero only for T units)
     cdef double *output_bias                 # [NUM_OUTPUTS]

@@ -369,6 +369,7 @@ cdef class Network:
         tables = {
             "hidden": np.zeros((NUM_OFFSETS, ni, max(nh, 1))),
             "shortcut": np.zeros((NUM_OFFSETS, ni, self.num_outputs)),
+            "input_rows": np.zeros((NUM_OFFSETS, ni, nh + NUM_OUTPUTS)),
             "output": np.zeros((max(nf, 1), self.num_outputs)),
             "hidden_bias": np.zeros(max(nh, 1)),
             "output_bias": np.zeros(self.num_outputs),
@@ -388,6 +389,7 @@ cdef class Network:
         self.feature_types = tuple(feature_types)
         self.hidden_table = double_pointer(tables["hidden"])
         self.shortcut_table = double_pointer(tables["shortcut"])
+        self.input_rows = double_pointer(tables["input_rows"])
         self.output_weights = double_pointer(tables["output"])
         self.hidden_bias = double_pointer(tables["hidden_bias"])
         self.output_bias = double_pointer(tables["output_bias"])
@@ -500,6 +502,9 @@ cdef class Network:
             for f, entries in enumerate(self._features):
                 for k, h, sign in entries:
                     hidden[k, :, h] += sign * inputs[f]
+        nh = self.num_hidden
+        tables["input_rows"][:, :, :nh] = tables["hidden"][:, :, :nh]
+        tables["input_rows"][:, :, nh:] = tables["shortcut"][:, :, :NUM_OUTPUTS]
         tables["hidden_bias"][...] = 0.0
         tables["output_bias"][...] = 0.0
         if self.explicit_biases:
@@ -640,21 +645,20 @@ cdef class Network:
     # ----------------------------------------------------------------- multi-hot successors
 
     cdef void cell_input_sums(self, Activations act, int q) noexcept nogil:
-        cdef int nh = self.num_hidden, ni = self.num_inputs, no = self.num_outputs
-        cdef int width = act.sums_width, k, a, h, o
+        # From input_rows, the hidden and shortcut rows side by side: one contiguous row per
+        # (offset, input). Every cell has at least its isn14 input.
+        cdef int ni = self.num_inputs, width = act.sums_width, n = act.num_active[q], k, a, j
         cdef double *out = act.input_sums + q * NUM_OFFSETS * width
         cdef const int *cell_active = act.active + q * MAX_ACTIVE
         cdef const double *row
-        for k in range(NUM_OFFSETS * width):
-            out[k] = 0.0
         for k in range(NUM_OFFSETS):
-            for a in range(act.num_active[q]):
-                row = self.hidden_table + (k * ni + cell_active[a]) * nh
-                for h in range(nh):
-                    out[h] += row[h]
-                row = self.shortcut_table + (k * ni + cell_active[a]) * no
-                for o in range(NUM_OUTPUTS):
-                    out[nh + o] += row[o]
+            row = self.input_rows + (k * ni + cell_active[0]) * width
+            for j in range(width):
+                out[j] = row[j]
+            for a in range(1, n):
+                row = self.input_rows + (k * ni + cell_active[a]) * width
+                for j in range(width):
+                    out[j] += row[j]
             out += width
 
     cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil:
