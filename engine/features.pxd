@@ -65,6 +65,10 @@ cdef class BoardFeatures:
     cdef int link_point_dx[12][4]
     cdef int link_point_dy[12][4]
     cdef int link_count[12]
+    cdef int link_offset[12]                 # the same as lattice offsets (prepare())
+    cdef int link_point_offset[12][4]
+    cdef int row_of[MAX_LOCS]                # loc // stride and loc % stride (prepare())
+    cdef int col_of[MAX_LOCS]
     cdef int num_links
     cdef int band_dx[64]                     # (dx, dy) of the points whose change can change
     cdef int band_dy[64]                     # a point's link slots

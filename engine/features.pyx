@@ -318,10 +318,19 @@ cdef class BoardFeatures:
         self.diagonal[1] = 1 - self.stride
         self.diagonal[2] = -1 + self.stride
         self.diagonal[3] = -1 - self.stride
+        cdef int p, k, j
+        for p in range(MAX_LOCS):       # shifted() without a division
+            self.row_of[p] = p // self.stride
+            self.col_of[p] = p % self.stride
+        for k in range(self.num_links):
+            self.link_offset[k] = self.link_dx[k] + self.link_dy[k] * self.stride
+            for j in range(self.link_count[k]):
+                self.link_point_offset[k][j] = (self.link_point_dx[k][j]
+                                                + self.link_point_dy[k][j] * self.stride)
 
     cdef inline int shifted(self, int p, int dx, int dy) noexcept nogil:
         """The on-board point (dx, dy) from p, or -1."""
-        cdef int row = p // self.stride + dy, col = p % self.stride + dx
+        cdef int row = self.row_of[p] + dy, col = self.col_of[p] + dx
         if row < 1 or row > self.size or col < 1 or col > self.size:
             return -1
         return row * self.stride + col
@@ -878,31 +887,39 @@ cdef class BoardFeatures:
             slots[SLOT_PONNUKI_BLACK + colour - C_BLACK] = ponnuki
 
     cdef void point_links(self, Board board, int p, signed char *slots) noexcept nogil:
-        """Whether the empty point p is a link point of a pattern of each colour."""
-        cdef int colour, k, j, m, first, second, q
-        cdef bint found, clear
-        for colour in range(C_BLACK, C_WHITE + 1):
-            found = False
-            for k in range(self.num_links):
-                for j in range(self.link_count[k]):
-                    first = self.shifted(p, -self.link_point_dx[k][j], -self.link_point_dy[k][j])
-                    if first < 0 or board.colour[first] != colour:
-                        continue
-                    second = self.shifted(first, self.link_dx[k], self.link_dy[k])
-                    if second < 0 or board.colour[second] != colour:
-                        continue
-                    clear = True
-                    for m in range(self.link_count[k]):
-                        q = self.shifted(first, self.link_point_dx[k][m], self.link_point_dy[k][m])
-                        if board.colour[q] != C_EMPTY:
-                            clear = False
-                            break
-                    if clear:
-                        found = True
+        """Whether the empty point p is a link point of a pattern of each colour. One pass over
+        the patterns serves both colours: a pattern's first stone tells whose it can be."""
+        cdef int colour, k, j, m, first, second, q, num_found = 0
+        cdef bint clear
+        cdef bint found[3]
+        found[0] = found[1] = found[2] = False
+        for k in range(self.num_links):
+            for j in range(self.link_count[k]):
+                first = self.shifted(p, -self.link_point_dx[k][j], -self.link_point_dy[k][j])
+                if first < 0:
+                    continue
+                colour = board.colour[first]
+                if (colour != C_BLACK and colour != C_WHITE) or found[colour]:
+                    continue
+                second = self.shifted(first, self.link_dx[k], self.link_dy[k])
+                if second < 0 or board.colour[second] != colour:
+                    continue
+                # the link points lie between two on-board stones: on the board
+                clear = True
+                for m in range(self.link_count[k]):
+                    q = first + self.link_point_offset[k][m]
+                    if board.colour[q] != C_EMPTY:
+                        clear = False
                         break
-                if found:
-                    break
-            slots[SLOT_LINK_BLACK + colour - C_BLACK] = 0 if found else NO_VALUE
+                if clear:
+                    found[colour] = True
+                    num_found += 1
+                    if num_found == 2:
+                        break
+            if num_found == 2:
+                break
+        for colour in range(C_BLACK, C_WHITE + 1):
+            slots[SLOT_LINK_BLACK + colour - C_BLACK] = 0 if found[colour] else NO_VALUE
 
     cdef void block_values(self, Board board, int head, bint reuse_ladders,
                            signed char *slots) noexcept nogil:
