@@ -48,6 +48,10 @@ cdef class Board:
     cdef int diagonal_offset[4]
     # undo machinery
     cdef bint recording                      # journal writes (off only in throw-away playouts)
+    cdef bint reading                        # moves that are only read and undone (the ladder
+                                             # reader): they leave the empty list, the hash and
+                                             # the capture counts as they were, which undo then
+                                             # finds unchanged; set it only around such moves
     cdef JournalEntry *journal
     cdef int journal_len, journal_cap
     cdef MoveRecord *moves

@@ -138,6 +138,7 @@ cdef class Board:
         self.zobrist = 0
         self.mark_epoch = 0
         self.recording = True
+        self.reading = False
         self.journal_len = 0
         self.num_moves = 0
         self.captured_len = 0
@@ -266,8 +267,9 @@ cdef class Board:
         while True:
             next_q = self.next_in_chain[q]
             self._set(&self.colour[q], C_EMPTY)
-            self.zobrist ^= ZOBRIST[stone_colour][q]
-            self._add_to_empty(q)
+            if not self.reading:
+                self.zobrist ^= ZOBRIST[stone_colour][q]
+                self._add_to_empty(q)
             if self.captured_len == self.captured_cap:
                 self.captured_cap *= 2
                 self.captured_log = <int *> grown(self.captured_log, self.captured_cap * sizeof(int))
@@ -299,8 +301,9 @@ cdef class Board:
         cdef int i, c, edges = 0, edge_sum = 0, edge_sum_sq = 0
         cdef loc_t q, head, own_head = p
         self._set(&self.colour[p], colour)
-        self.zobrist ^= ZOBRIST[colour][p]
-        self._remove_from_empty(p)
+        if not self.reading:
+            self.zobrist ^= ZOBRIST[colour][p]
+            self._remove_from_empty(p)
         for i in range(4):
             q = p + self.neighbour_offset[i]
             c = self.colour[q]
@@ -359,7 +362,8 @@ cdef class Board:
             self._set(&self.captured_by[opp], self.captured_by[opp] + self._remove_chain(own_head))
             self._set(&self.ko_loc, NO_LOC_)
             return
-        self._set(&self.captured_by[colour], self.captured_by[colour] + captured)
+        if not self.reading:
+            self._set(&self.captured_by[colour], self.captured_by[colour] + captured)
         # Simple ko: one stone captured by a lone stone that now has that point as its only liberty.
         if captured == 1 and self.chain_size[own_head] == 1 and self.pseudo_libs[own_head] == 1:
             self._set(&self.ko_loc, captured_point)

@@ -459,7 +459,7 @@ cdef class BoardFeatures:
     cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil:
         """Whether the block at stone is captured in a ladder (engine.game.ladder_captured's
         reading, ko at the root ignored by the caller). Plays and undoes on board."""
-        cdef bint result, was_recording = board.recording
+        cdef bint result, was_recording = board.recording, was_reading = board.reading
         self.ladder_stone = stone
         self.ladder_defender = board.colour[stone]
         self.ladder_attacker = 3 - self.ladder_defender
@@ -467,11 +467,13 @@ cdef class BoardFeatures:
         self.ladder_exhausted = False
         self.reads_made += 1
         board.recording = True
+        board.reading = True          # every move is undone: no empty list, hash or counts
         if attacker_first:
             result = self.attacker_captures(board, 0)
         else:
             result = self.defender_loses(board, 0)
         board.recording = was_recording
+        board.reading = was_reading
         self.nodes_visited += self.ladder_nodes
         return result and not self.ladder_exhausted
 
@@ -807,12 +809,13 @@ cdef class BoardFeatures:
         """Liberties, atari and ladder if each colour plays at the empty point p."""
         cdef int colour, opponent, n, i, q, searched = 0
         cdef signed char liberties, atari, ladder
-        cdef bint was_recording = board.recording, lone_atari
+        cdef bint was_recording = board.recording, was_reading = board.reading, lone_atari
         if self.record_queries:
             self.begin_query()
             self.footprint_area(board, p)
             self.recording = False       # only ladder reads, below, add to the footprint
         board.recording = True
+        board.reading = True             # the moves tried here are undone (see Board.reading)
         for colour in range(C_BLACK, C_WHITE + 1):
             opponent = 3 - colour
             liberties = 0
@@ -844,6 +847,7 @@ cdef class BoardFeatures:
                 slots[SLOT_ATARI_BLACK + colour - C_BLACK] = atari
             slots[SLOT_LADDER_BLACK + colour - C_BLACK] = ladder
         board.recording = was_recording
+        board.reading = was_reading
         if self.record_queries and searched:
             self.end_query(-1 - p)
         self.recording = False
