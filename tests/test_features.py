@@ -403,6 +403,27 @@ def test_incremental_features_equal_full_on_random_positions():
             assert_successors_incremental(board, colour, computer)
 
 
+def test_feature_reading_leaves_the_board_exactly_as_it_was():
+    # The ladder reader plays its moves with Board.reading (no empty list, hash or capture
+    # counts kept): after every successor's features the board must still be whole.
+    rng = np.random.default_rng(31)
+    computer = F.BoardFeatures()
+    for size in (7, 9, 13):
+        board, colour = random_board(size, int(size * size * 0.5), rng)
+        before = (board.hash, board.captures(BLACK), board.captures(WHITE), str(board),
+                  board.legal_moves(BLACK), board.legal_moves(WHITE), board.move_count)
+        for move in board.legal_moves(colour):
+            computer.successor_slots(board, move, colour)
+            board.check_consistency()
+        assert before == (board.hash, board.captures(BLACK), board.captures(WHITE), str(board),
+                          board.legal_moves(BLACK), board.legal_moves(WHITE), board.move_count)
+        for move in board.legal_moves(colour)[:8]:
+            board.play(move, colour)
+            board.check_consistency()
+            board.undo()
+        board.check_consistency()
+
+
 def test_incremental_features_follow_ladders_far_from_the_move():
     board = load_board(LADDER)
     computer = F.BoardFeatures()
