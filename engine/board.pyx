@@ -299,7 +299,7 @@ cdef class Board:
         friendly chains (the larger chain keeps its head). Returns the head of its chain.
         Captures are the caller's business."""
         cdef int i, c, edges = 0, edge_sum = 0, edge_sum_sq = 0
-        cdef loc_t q, head, own_head = p
+        cdef loc_t q, head, own_head
         self._set(&self.colour[p], colour)
         if not self.reading:
             self.zobrist ^= ZOBRIST[colour][p]
@@ -313,24 +313,40 @@ cdef class Board:
                 edge_sum_sq += q * q
             elif c != C_WALL:
                 self._remove_liberty_edge(self.chain_head[q], p)
-        # The new one-stone chain's counters, written (and journaled) once, not edge by edge.
-        self._set(&self.chain_head[p], p)
-        self._set(&self.next_in_chain[p], p)
-        self._set(&self.chain_size[p], 1)
-        self._set(&self.pseudo_libs[p], edges)
-        self._set(&self.lib_sum[p], edge_sum)
-        self._set(&self.lib_sum_sq[p], edge_sum_sq)
+        own_head = NO_LOC_
         for i in range(4):
             q = p + self.neighbour_offset[i]
             if self.colour[q] == colour:
                 head = self.chain_head[q]
-                if head == own_head:
+                if own_head == NO_LOC_:
+                    # Join the first friendly chain directly: what _merge_chains(head, p) does
+                    # with p a one-stone chain (p goes right after the head in the ring), without
+                    # making that chain first. p's own counters are never read again.
+                    self._set(&self.chain_head[p], head)
+                    self._set(&self.next_in_chain[p], self.next_in_chain[head])
+                    self._set(&self.next_in_chain[head], p)
+                    self._set(&self.chain_size[head], self.chain_size[head] + 1)
+                    self._log_liberty_counters(head)
+                    self.pseudo_libs[head] += edges
+                    self.lib_sum[head] += edge_sum
+                    self.lib_sum_sq[head] += edge_sum_sq
+                    own_head = head
+                elif head == own_head:
                     continue
-                if self.chain_size[head] >= self.chain_size[own_head]:
+                elif self.chain_size[head] >= self.chain_size[own_head]:
                     self._merge_chains(head, own_head)
                     own_head = head
                 else:
                     self._merge_chains(own_head, head)
+        if own_head == NO_LOC_:
+            # A chain of its own: its counters written (and journaled) once, not edge by edge.
+            self._set(&self.chain_head[p], p)
+            self._set(&self.next_in_chain[p], p)
+            self._set(&self.chain_size[p], 1)
+            self._set(&self.pseudo_libs[p], edges)
+            self._set(&self.lib_sum[p], edge_sum)
+            self._set(&self.lib_sum_sq[p], edge_sum_sq)
+            own_head = p
         return own_head
 
     cdef void play_move(self, loc_t p, int colour, bint allow_suicide) noexcept nogil:
