@@ -11,7 +11,14 @@
 # - Every write made by play_move() goes through a journal, so undo_move() restores the board
 #   exactly, in LIFO order. copy() gives a board with the same position and an empty undo history.
 
-from engine.types cimport loc_t, MAX_LOCS
+from engine.types cimport loc_t, MAX_LOCS, EMPTY as C_EMPTY, WALL as C_WALL
+
+# Reasons returned by illegal_reason(); the Python boundary turns them into IllegalMove texts.
+cdef enum:
+    LEGAL = 0
+    ILLEGAL_OCCUPIED = 1
+    ILLEGAL_SUICIDE = 2
+    ILLEGAL_KO = 3
 
 ctypedef unsigned long long hash_t
 
@@ -65,12 +72,32 @@ cdef class Board:
 
     # --- hot path (nogil, no checks beyond what is stated) ---
     cdef inline void _set(self, int *address, int value) noexcept nogil
-    cdef int illegal_reason(self, loc_t p, int colour) noexcept nogil
-    # 0 if legal under simple ko with suicide forbidden, else ILLEGAL_OCCUPIED/SUICIDE/KO.
-    cdef bint is_legal_fast(self, loc_t p, int colour) noexcept nogil
     cdef bint would_capture(self, loc_t p, int colour) noexcept nogil
     # Defined here, not in board.pyx, so the modules that cimport Board (the ladder reader) inline
     # them instead of calling through the vtable.
+    cdef inline int illegal_reason(self, loc_t p, int colour) noexcept nogil:
+        # 0 if legal under simple ko with suicide forbidden, else ILLEGAL_OCCUPIED/SUICIDE/KO.
+        cdef int i, c
+        cdef loc_t q
+        if self.colour[p] != C_EMPTY:
+            return ILLEGAL_OCCUPIED
+        if p == self.ko_loc and colour == self.ko_colour:
+            return ILLEGAL_KO
+        for i in range(4):
+            q = p + self.neighbour_offset[i]
+            c = self.colour[q]
+            if c == C_EMPTY:
+                return LEGAL
+            if c == colour:
+                if not self.in_atari(self.chain_head[q]):
+                    return LEGAL
+            elif c != C_WALL and self.in_atari(self.chain_head[q]):
+                return LEGAL  # captures: its only liberty is p
+        return ILLEGAL_SUICIDE
+
+    cdef inline bint is_legal_fast(self, loc_t p, int colour) noexcept nogil:
+        return self.illegal_reason(p, colour) == LEGAL
+
     cdef inline bint in_atari(self, loc_t head) noexcept nogil:   # exactly one distinct liberty
         cdef long long n = self.pseudo_libs[head]
         cdef long long s = self.lib_sum[head]

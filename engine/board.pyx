@@ -20,13 +20,6 @@ WALL = C_WALL
 PASS = PASS_LOC
 NO_LOC = NO_LOC_  # Python name of the "no point" value
 
-# Reasons returned by illegal_reason(); the Python boundary turns them into IllegalMove texts.
-cdef enum:
-    LEGAL = 0
-    ILLEGAL_OCCUPIED = 1
-    ILLEGAL_SUICIDE = 2
-    ILLEGAL_KO = 3
-
 # Journal room reserved before each move: a bound on the entries one move writes (see
 # Board._reserve_journal).
 cdef enum:
@@ -211,28 +204,6 @@ cdef class Board:
         self._set(&self.empty_list[self.num_empty], p)
         self._set(&self.empty_index[p], self.num_empty)
         self._set(&self.num_empty, self.num_empty + 1)
-
-    cdef int illegal_reason(self, loc_t p, int colour) noexcept nogil:
-        cdef int i, n, c
-        cdef loc_t q
-        if self.colour[p] != C_EMPTY:
-            return ILLEGAL_OCCUPIED
-        if p == self.ko_loc and colour == self.ko_colour:
-            return ILLEGAL_KO
-        for i in range(4):
-            q = p + self.neighbour_offset[i]
-            c = self.colour[q]
-            if c == C_EMPTY:
-                return LEGAL
-            if c == colour:
-                if not self.in_atari(self.chain_head[q]):
-                    return LEGAL
-            elif c != C_WALL and self.in_atari(self.chain_head[q]):
-                return LEGAL  # captures: its only liberty is p
-        return ILLEGAL_SUICIDE
-
-    cdef bint is_legal_fast(self, loc_t p, int colour) noexcept nogil:
-        return self.illegal_reason(p, colour) == LEGAL
 
     cdef bint would_capture(self, loc_t p, int colour) noexcept nogil:
         cdef int i, c
