@@ -675,27 +675,44 @@ cdef class Network:
             out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)     # tanh, as hidden_cell()
 
     cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil:
-        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, e
+        # Only the outputs point_reward() reads for this cell's state are computed: Z and A of its
+        # content, and with s == 1 (the default) Z alone, (1 - s) then zeroing the A terms. Each
+        # output is summed in output_cell()'s order, so the reward is the same to the bit.
+        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, e, i
+        cdef int state = act.cell_state[p], num_needed
+        cdef int needed[3]
         cdef const double *row
         cdef const double *cell_hidden = act.hidden + p * nh
-        cdef double acc
-        cdef double pre[NUM_OUTPUTS]      # a local of fixed size: the compiler keeps it in registers
+        cdef double acc, total
+        cdef double pooled[MAX_FEATURES]
+        cdef double y[NUM_OUTPUTS]
+        if state == C_EMPTY:
+            needed[0], needed[1], needed[2] = OUT_Z_EMPTY, OUT_A_EMPTY_WHITE, OUT_A_EMPTY_BLACK
+            num_needed = 3
+        elif state == C_WHITE:
+            needed[0], needed[1] = OUT_Z_WHITE, OUT_A_WHITE
+            num_needed = 2
+        else:
+            needed[0], needed[1] = OUT_Z_BLACK, OUT_A_BLACK
+            num_needed = 2
+        if s == 1.0:
+            num_needed = 1
         for o in range(NUM_OUTPUTS):
-            pre[o] = self.output_bias[o]
-        for k in range(NUM_OFFSETS):
-            row = act.input_sums + ((p + act.offsets[k]) * NUM_OFFSETS + k) * width + nh
-            for o in range(NUM_OUTPUTS):
-                pre[o] += row[o]
+            y[o] = 0.0                    # finite, for the terms that s == 1 multiplies by zero
         for f in range(self.num_features):
             acc = 0.0
             for e in range(self.pool_start[f], self.pool_start[f + 1]):
                 acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
-            row = self.output_weights + f * no
-            for o in range(NUM_OUTPUTS):
-                pre[o] += acc * row[o]
-        for o in range(NUM_OUTPUTS):
-            pre[o] = 1.0 / (1.0 + exp(-pre[o]))
-        return point_reward(pre, act.cell_state[p], c, s)
+            pooled[f] = acc
+        for i in range(num_needed):
+            o = needed[i]
+            total = self.output_bias[o]
+            for k in range(NUM_OFFSETS):
+                total += act.input_sums[((p + act.offsets[k]) * NUM_OFFSETS + k) * width + nh + o]
+            for f in range(self.num_features):
+                total += pooled[f] * self.output_weights[f * no + o]
+            y[o] = 1.0 / (1.0 + exp(-total))
+        return point_reward(y, state, c, s)
 
     # ----------------------------------------------------------------- inputs from a board (isn14)
 
