@@ -11,7 +11,8 @@
 # the cells whose slots differ or may differ, with their successor values), read them, undo the
 # move. The base values are never modified by successor(). Ladder searches remember, in the base,
 # every point whose change could change their result (their footprint: the points they read,
-# less the liberties of chains that have three or more, see footprint_reader_chain()), so a
+# less the liberties of chains that have three or more, see footprint_reader_chain(), and of the
+# defender's chains next to an escape seen with four or more, see footprint_reader_area()), so a
 # successor re-reads exactly the ladders whose footprint holds a point the move changed: ladder
 # status can change far from the move.
 
