@@ -24,12 +24,21 @@ from engine import train                                   # noqa: E402
 from engine import weights as weight_files                  # noqa: E402
 
 
-def settings_for(size):
-    return train.TrainSettings(size=size, shortcut_games=0, seed=1)
+def settings_for(size, weights_path):
+    """The trainer's default settings, with the weight file's net (inputs, hidden units, rich
+    outputs) when one is given, so that its parameters fit."""
+    if not weights_path:
+        return train.TrainSettings(size=size, shortcut_games=0, seed=1)
+    _, metadata = weight_files.load_weights(weights_path)
+    architecture = metadata["architecture"]
+    return train.TrainSettings(size=size, shortcut_games=0, seed=1,
+                               hidden=tuple(architecture["hidden"][t] for t in "TSDCF"),
+                               feature_set=metadata["feature_set"]["name"],
+                               rich_signal=bool(architecture.get("rich_signal", False)))
 
 
 def make_trainer(directory, size, weights_path):
-    trainer = train.Trainer.create(directory, settings_for(size))
+    trainer = train.Trainer.create(directory, settings_for(size, weights_path))
     if weights_path:
         network, _ = weight_files.load_weights(weights_path)
         trainer.network.set_params(network.get_params())
@@ -38,7 +47,7 @@ def make_trainer(directory, size, weights_path):
 
 def split_timing(size, games, weights_path):
     """(self-play seconds, learning seconds, mean length) over games, one process."""
-    settings = settings_for(size)
+    settings = settings_for(size, weights_path)
     network = (weight_files.load_weights(weights_path)[0] if weights_path
                else train.new_network(settings))
     rng = np.random.default_rng(2)
