@@ -16,6 +16,7 @@
 # successor re-reads exactly the ladders whose footprint holds a point the move changed: ladder
 # status can change far from the move.
 
+from libc.string cimport memset
 from engine.board cimport Board
 from engine.types cimport MAX_LOCS
 
@@ -143,6 +144,15 @@ cdef class BoardFeatures:
     cdef void point_links(self, Board board, int p, signed char *slots) noexcept nogil
     cdef void block_values(self, Board board, int head, bint reuse_ladders,
                            signed char *slots) noexcept nogil
+    cdef inline unsigned int new_walk_epoch(self) noexcept nogil:
+        # A fresh mark for walk_mark (a wrapped counter clears the marks first); inline from here
+        # because the ladder reader takes one per block walk.
+        self.walk_epoch += 1
+        if self.walk_epoch == 0:
+            memset(self.walk_mark, 0, sizeof(self.walk_mark))
+            self.walk_epoch = 1
+        return self.walk_epoch
+
     cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
                                int *num_heads) noexcept nogil
     cdef bint extends_block_alone(self, Board board, int x) noexcept nogil

@@ -569,11 +569,7 @@ cdef class BoardFeatures:
         cdef int head = board.chain_head[self.ladder_stone], q = head, r, c, k, i
         cdef int n = 0, found = 0, attacker = self.ladder_attacker
         cdef unsigned int epoch
-        self.walk_epoch += 1
-        if self.walk_epoch == 0:
-            memset(self.walk_mark, 0, sizeof(self.walk_mark))
-            self.walk_epoch = 1
-        epoch = self.walk_epoch
+        epoch = self.new_walk_epoch()
         while True:
             for i in range(4):
                 r = q + self.neighbour[i]
@@ -621,11 +617,7 @@ cdef class BoardFeatures:
         liberties first, then x's, then the others in their old order."""
         cdef int head = board.chain_head[self.ladder_stone], n = 0, i, r
         cdef unsigned int epoch
-        self.walk_epoch += 1
-        if self.walk_epoch == 0:
-            memset(self.walk_mark, 0, sizeof(self.walk_mark))
-            self.walk_epoch = 1
-        epoch = self.walk_epoch
+        epoch = self.new_walk_epoch()
         for i in range(4):
             r = head + self.neighbour[i]
             if board.colour[r] == C_EMPTY and self.walk_mark[r] != epoch:
