@@ -193,6 +193,8 @@ cdef class Network:
     # --- hot path (nogil; act must have been prepare()d for the board size) ---
     cdef void prepare(self, Activations act, int size) noexcept nogil
     cdef void hidden_cell(self, Activations act, int p) noexcept nogil
+    cdef void pooled_features(self, Activations act, int p, double *pooled) noexcept nogil
+    # The pooled hidden features around cell p (num_features entries), the output units' inputs.
     cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
                           double *y, int count) noexcept nogil
     # The first count outputs of cell p (all num_outputs for training, the seven territory ones

@@ -590,12 +590,20 @@ cdef class Network:
             # within 1e-16 of it in absolute terms (the only terms that matter in the sums).
             out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)
 
-    cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
-                          double *y, int count) noexcept nogil:
-        cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, e, no = self.num_outputs
-        cdef const double *row
+    cdef void pooled_features(self, Activations act, int p, double *pooled) noexcept nogil:
         cdef const double *cell_hidden = act.hidden + p * self.num_hidden
         cdef double acc
+        cdef int f, e
+        for f in range(self.num_features):
+            acc = 0.0
+            for e in range(self.pool_start[f], self.pool_start[f + 1]):
+                acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
+            pooled[f] = acc
+
+    cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
+                          double *y, int count) noexcept nogil:
+        cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, no = self.num_outputs
+        cdef const double *row
         cdef int a, q
         cdef const int *cell_active
         for o in range(count):
@@ -613,14 +621,11 @@ cdef class Network:
                 row = self.shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * no
                 for o in range(count):
                     pre[o] += row[o]
+        self.pooled_features(act, p, pooled)
         for f in range(nf):
-            acc = 0.0
-            for e in range(self.pool_start[f], self.pool_start[f + 1]):
-                acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
-            pooled[f] = acc
             row = self.output_weights + f * no
             for o in range(count):
-                pre[o] += acc * row[o]
+                pre[o] += pooled[f] * row[o]
         for o in range(count):
             y[o] = 1.0 / (1.0 + exp(-pre[o]))
 
@@ -678,12 +683,10 @@ cdef class Network:
         # Only the outputs point_reward() reads for this cell's state are computed: Z and A of its
         # content, and with s == 1 (the default) Z alone, (1 - s) then zeroing the A terms. Each
         # output is summed in output_cell()'s order, so the reward is the same to the bit.
-        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, e, i
+        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, i
         cdef int state = act.cell_state[p], num_needed
         cdef int needed[3]
-        cdef const double *row
-        cdef const double *cell_hidden = act.hidden + p * nh
-        cdef double acc, total
+        cdef double total
         cdef double pooled[MAX_FEATURES]
         cdef double y[NUM_OUTPUTS]
         if state == C_EMPTY:
@@ -699,11 +702,7 @@ cdef class Network:
             num_needed = 1
         for o in range(NUM_OUTPUTS):
             y[o] = 0.0                    # finite, for the terms that s == 1 multiplies by zero
-        for f in range(self.num_features):
-            acc = 0.0
-            for e in range(self.pool_start[f], self.pool_start[f + 1]):
-                acc += self.pool_sign[e] * cell_hidden[act.pool_delta[e]]
-            pooled[f] = acc
+        self.pooled_features(act, p, pooled)
         for i in range(num_needed):
             o = needed[i]
             total = self.output_bias[o]
