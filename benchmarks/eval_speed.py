@@ -14,8 +14,11 @@ nets of each set, or the one net of --weights). Columns:
                 (GameState.legal_moves) and the Python around it: what the player pays per move
   1-ply full    every successor by a full evaluation (Network.successor_values_full)
   legal_moves   GameState.legal_moves alone
+  features      the board-feature share of 1-ply net (BoardFeatures.one_ply: the base position's
+                features and ladder footprints, then each successor's changes); 0 for isn14
   per move      1-ply net / moves: one successor's cost
   x isn14       1-ply net against the isn14 row of the same size
+  rest x isn14  1-ply net minus features (the network's own share) against the isn14 row
 Times are the best of --repeats runs (each run loops for about 0.2 s). On a shared, noisy machine
 instruction counts are the reproducible measure: --calls N only makes N 1-ply moves (the "1-ply
 net" column's call) per size and set, untimed, for callgrind to count:
@@ -35,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.board import BLACK, WHITE  # noqa: E402
 from engine.evaluator import NetworkEvaluator  # noqa: E402
+from engine.features import BoardFeatures, set_layout  # noqa: E402
 from engine.game import GameState  # noqa: E402
 from engine import weights as weight_files  # noqa: E402
 from engine.network import FEATURE_SETS  # noqa: E402
@@ -103,13 +107,18 @@ def measure(network, size, repeats):
     full_1ply = best_time(lambda: network.successor_values_full(board, mover, position.weights, moves),
                           repeats)
     legal = best_time(lambda: state.legal_moves(), repeats)
+    layout = set_layout(network.feature_set)
+    features = 0.0
+    if not layout.one_hot:
+        computer = BoardFeatures(layout.needs)
+        features = best_time(lambda: computer.one_ply(board, mover, moves), repeats)
     incremental, reference = (network.successor_values(board, mover, position.weights, moves),
                               network.successor_values_full(board, mover, position.weights, moves))
     agreement = np.max(np.abs(incremental[1] - reference[1])) if len(moves) else 0.0
     stones = len(board.stones(BLACK)) + len(board.stones(WHITE))
     return {"size": size, "stones": stones, "moves": len(moves), "full_eval": full_eval,
             "net_1ply": net_1ply, "eval_1ply": eval_1ply, "full_1ply": full_1ply, "legal": legal,
-            "agreement": agreement}
+            "features": features, "agreement": agreement}
 
 
 def main(argv=None):
@@ -141,7 +150,8 @@ def main(argv=None):
                                              for n in networks) + f"; best of {args.repeats}")
     header = (f"{'size':>4} {'set':>8} {'stones':>6} {'moves':>5} {'full eval':>10} "
               f"{'1-ply net':>10} {'1-ply eval':>10} {'1-ply full':>10} {'speedup':>7} "
-              f"{'legal_moves':>11} {'max |diff|':>10} {'per move':>9} {'x isn14':>7}")
+              f"{'legal_moves':>11} {'max |diff|':>10} {'features':>9} {'per move':>9} {'x isn14':>7} "
+              f"{'rest x isn14':>12}")
     print(header)
     for size in args.sizes:
         isn14_time = None
@@ -150,12 +160,15 @@ def main(argv=None):
             if network.feature_set == "isn14":
                 isn14_time = r["net_1ply"]
             ratio = f"{r['net_1ply'] / isn14_time:>6.2f}x" if isn14_time else f"{'-':>7}"
+            rest = (f"{(r['net_1ply'] - r['features']) / isn14_time:>11.2f}x" if isn14_time
+                    else f"{'-':>12}")
             print(f"{r['size']:>4} {network.feature_set:>8} {r['stones']:>6} {r['moves']:>5} "
                   f"{r['full_eval'] * 1e6:>8.1f}us "
                   f"{r['net_1ply'] * 1e3:>8.3f}ms {r['eval_1ply'] * 1e3:>8.3f}ms "
                   f"{r['full_1ply'] * 1e3:>8.3f}ms {r['full_1ply'] / r['net_1ply']:>6.1f}x "
                   f"{r['legal'] * 1e3:>9.3f}ms {r['agreement']:>10.1e} "
-                  f"{r['net_1ply'] / max(r['moves'], 1) * 1e6:>7.2f}us {ratio}")
+                  f"{r['features'] * 1e3:>7.3f}ms "
+                  f"{r['net_1ply'] / max(r['moves'], 1) * 1e6:>7.2f}us {ratio} {rest}")
 
 
 if __name__ == "__main__":

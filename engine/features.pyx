@@ -1184,6 +1184,26 @@ cdef class BoardFeatures:
         board.undo_move()
         return result, [self.overlay_cells[i] for i in range(self.num_overlay)]
 
+    def one_ply(self, Board board, int colour, moves):
+        """The feature work of one 1-ply move alone, as Network.successor_values does it: the
+        base position's slots with their ladder footprints, then what each of moves (legal for
+        colour) changes. For benchmarks, which time it against the network's share; board is
+        restored exactly."""
+        if colour != C_BLACK and colour != C_WHITE:
+            raise ValueError(f"colour must be BLACK (1) or WHITE (2), not {colour}")
+        cdef int[::1] points = np.ascontiguousarray(moves, dtype=np.intc)
+        cdef int i
+        for i in range(points.shape[0]):
+            if not board.is_legal(points[i], colour):
+                raise ValueError(f"move {points[i]} is illegal for colour {colour}")
+        self.prepare(board.size)
+        with nogil:
+            self.compute_all(board, True)
+            for i in range(points.shape[0]):
+                board.play_move(points[i], colour, False)
+                self.successor(board, points[i])
+                board.undo_move()
+
     @property
     def ladder_queries(self):
         """Ladder reads remembered for successors (the last compute with record), and the total

@@ -424,6 +424,24 @@ def test_feature_reading_leaves_the_board_exactly_as_it_was():
         board.check_consistency()
 
 
+def test_one_ply_feature_work_refuses_illegal_moves_and_leaves_the_board_whole():
+    # BoardFeatures.one_ply is the benchmarks' measure of the features' share of a 1-ply move.
+    rng = np.random.default_rng(8)
+    board, colour = random_board(9, 40, rng)
+    computer = F.BoardFeatures()
+    before = (board.hash, str(board), board.move_count, board.legal_moves(colour))
+    reads = computer.reads_made
+    computer.one_ply(board, colour, board.legal_moves(colour))
+    board.check_consistency()
+    assert computer.reads_made > reads
+    assert before == (board.hash, str(board), board.move_count, board.legal_moves(colour))
+    occupied = next(p for p in range(board.stride ** 2) if board.get(p) in (BLACK, WHITE))
+    with pytest.raises(ValueError, match="illegal"):
+        computer.one_ply(board, colour, [occupied])
+    with pytest.raises(ValueError, match="colour"):
+        computer.one_ply(board, EMPTY, [])
+
+
 def test_incremental_features_follow_ladders_far_from_the_move():
     board = load_board(LADDER)
     computer = F.BoardFeatures()
