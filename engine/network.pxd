@@ -124,21 +124,23 @@ cdef class Activations:
     cdef int changed_old_state[MAX_LOCS]
     cdef int hidden_cells[MAX_LOCS]
     cdef double *saved_hidden                # [MAX_LOCS][num_hidden]
-    # multi-hot feature sets: the active inputs of each cell (the first is the isn14 input, which
-    # inputs[] also holds), and the change log of incremental evaluation
+    # the active inputs of each cell (the first is the isn14 input, which inputs[] also holds):
+    # always with a multi-hot set, in 1-ply also with a one-hot one; and their change log
     cdef int *active                         # [MAX_LOCS][MAX_ACTIVE]
     cdef int num_active[MAX_LOCS]
     cdef int *changed_old_active             # [MAX_LOCS][MAX_ACTIVE]
     cdef int changed_old_num_active[MAX_LOCS]
     cdef int active_changed[MAX_LOCS]        # cells whose active inputs changed
     cdef unsigned int candidate_mark[MAX_LOCS]
-    # multi-hot successors: per cell and offset, the sums of the cell's active inputs' rows of the
-    # hidden table (num_hidden) and of the territory outputs' shortcut table (NUM_OUTPUTS), so a
-    # hidden or output unit adds one row per offset however many inputs a cell has; NULL when the
-    # object was made without them (Activations(..., input_sums=True))
+    # 1-ply successors (every feature set): per cell, the sums over its 3x3 field of the active
+    # inputs' rows of the hidden table (num_hidden: the hidden units' pre-activations, bias
+    # aside) and of the territory outputs' shortcut table (NUM_OUTPUTS), kept up to date input by
+    # input, so a successor's work follows the inputs that change, not those a cell has; NULL
+    # when the object was made without them (Activations(..., field_sums=True))
     cdef int sums_width                      # num_hidden + NUM_OUTPUTS
-    cdef double *input_sums                  # [MAX_LOCS][NUM_OFFSETS][sums_width]
-    cdef double *saved_input_sums            # [MAX_LOCS][NUM_OFFSETS][sums_width], change log
+    cdef double *field_sums                  # [MAX_LOCS][sums_width]
+    cdef double *saved_field_sums            # [MAX_LOCS][sums_width], change log (hidden_cells)
+    cdef int num_saved                       # cells in hidden_cells/saved_hidden/saved_field_sums
 
     cdef unsigned int next_epoch(self) noexcept nogil
 
@@ -171,6 +173,9 @@ cdef class Network:
     cdef double *input_rows                  # [NUM_OFFSETS][num_inputs][num_hidden + NUM_OUTPUTS]:
                                              # hidden_table's row, then shortcut_table's first 7
     cdef double *output_weights              # [num_features][NUM_OUTPUTS]
+    cdef double *pool_output                 # [NUM_OUTPUTS][num_pool_entries]: pool_sign[e] times
+                                             # output_weights of entry e's feature (one output
+                                             # straight from the hidden units)
     cdef double *hidden_bias                 # [num_hidden] (non-zero only for T units)
     cdef double *output_bias                 # [NUM_OUTPUTS]
     # pooling: feature f sums pool_sign[e] * hidden unit pool_hidden[e] at offset pool_offset[e]
@@ -217,18 +222,19 @@ cdef class Network:
                                  const double *weights, unsigned int epoch) noexcept nogil
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
                                 const double *weights, double c, double s) noexcept nogil
-    # act holds the evaluated position before the move, encoded in the successor's frame; board has
-    # just played move for mover. Returns successor total - act.total; act is left unchanged.
-    cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
-                                          const double *weights, double c, double s) noexcept nogil
-    # The same for a multi-hot feature set; act must come from encode_multi_hot(record=True)
-    # followed by cell_input_sums() of every cell (act made with input_sums).
-    cdef void cell_input_sums(self, Activations act, int q) noexcept nogil
-    # act.input_sums of cell q from its active inputs.
+    # act holds the evaluated position before the move, encoded in the successor's frame (with a
+    # multi-hot set by encode_multi_hot(record=True)), its active lists filled and
+    # cell_field_sums() of every on-board cell (act made with field_sums); board has just played
+    # move for mover. Returns successor total - act.total; act is left unchanged.
+    cdef void cell_field_sums(self, Activations act, int p) noexcept nogil
+    # act.field_sums of cell p from the active inputs of its 3x3 field.
+    cdef void add_input_change(self, Activations act, int q, const int *old_active, int num_old,
+                               const int *new_active, int num_new) noexcept nogil
+    # Cell q's active inputs change: the field sums of the cells that see q follow (saved first).
     cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil
-    # hidden_cell() of a multi-hot set from act.input_sums.
+    # hidden_cell() of a multi-hot set from act.field_sums.
     cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil
-    # point_reward() of cell p's territory outputs, computed from act.input_sums and act.hidden.
+    # point_reward() of cell p's territory outputs, computed from act.field_sums and act.hidden.
     cdef double backward(self, Activations act, const double *targets,
                          const unsigned char *mask, double *grad) noexcept nogil
     # act holds a forward pass; adds d(loss)/d(params) into grad and returns the loss.

@@ -4,8 +4,8 @@
 Reading order: equivariant_basis() (how the weight tying is derived), Network.__init__ (the
 parameter layout, see also network.pxd), hidden_cell()/output_cell()/forward_all() (the forward
 pass), encode_board() (the isn14 inputs and the implicit recurrence), encode_multi_hot() (the
-board features of multi-hot feature sets), successor_delta() and successor_delta_multi_hot() (the
-incremental 1-ply evaluation), backward() (training), rich_targets() (the rich signal).
+board features of multi-hot feature sets), successor_delta() (the incremental 1-ply evaluation,
+one path for every feature set), backward() (training), rich_targets() (the rich signal).
 engine/evaluator.py wraps all this behind the Evaluator interface; engine/weights.py reads and
 writes the parameter vector; engine/features.pyx registers the feature sets and computes NeuroGo's
 board features.
@@ -236,7 +236,7 @@ cdef inline double softplus(double z) noexcept nogil:
 cdef class Activations:
 
     def __cinit__(self, int num_hidden, int num_features, int num_pool_entries,
-                  bint input_sums=False):
+                  bint field_sums=False):
         self.num_hidden = num_hidden
         self.num_features = num_features
         self.num_pool_entries = num_pool_entries
@@ -255,13 +255,11 @@ cdef class Activations:
                 or self.changed_old_active == NULL):
             raise MemoryError()
         self.sums_width = num_hidden + NUM_OUTPUTS
-        self.input_sums = self.saved_input_sums = NULL
-        if input_sums:
-            self.input_sums = <double *> malloc(MAX_LOCS * NUM_OFFSETS * self.sums_width
-                                                * sizeof(double))
-            self.saved_input_sums = <double *> malloc(MAX_LOCS * NUM_OFFSETS * self.sums_width
-                                                      * sizeof(double))
-            if self.input_sums == NULL or self.saved_input_sums == NULL:
+        self.field_sums = self.saved_field_sums = NULL
+        if field_sums:
+            self.field_sums = <double *> malloc(MAX_LOCS * self.sums_width * sizeof(double))
+            self.saved_field_sums = <double *> malloc(MAX_LOCS * self.sums_width * sizeof(double))
+            if self.field_sums == NULL or self.saved_field_sums == NULL:
                 raise MemoryError()
         memset(self.num_active, 0, sizeof(self.num_active))
         memset(self.candidate_mark, 0, sizeof(self.candidate_mark))
@@ -278,8 +276,8 @@ cdef class Activations:
         free(self.saved_hidden)
         free(self.active)
         free(self.changed_old_active)
-        free(self.input_sums)
-        free(self.saved_input_sums)
+        free(self.field_sums)
+        free(self.saved_field_sums)
 
     cdef unsigned int next_epoch(self) noexcept nogil:
         self.epoch += 1
@@ -371,6 +369,7 @@ cdef class Network:
             "shortcut": np.zeros((NUM_OFFSETS, ni, self.num_outputs)),
             "input_rows": np.zeros((NUM_OFFSETS, ni, nh + NUM_OUTPUTS)),
             "output": np.zeros((max(nf, 1), self.num_outputs)),
+            "pool_output": np.zeros((NUM_OUTPUTS, max(self.num_pool_entries, 1))),
             "hidden_bias": np.zeros(max(nh, 1)),
             "output_bias": np.zeros(self.num_outputs),
             "pool_start": pool_start,
@@ -391,6 +390,7 @@ cdef class Network:
         self.shortcut_table = double_pointer(tables["shortcut"])
         self.input_rows = double_pointer(tables["input_rows"])
         self.output_weights = double_pointer(tables["output"])
+        self.pool_output = double_pointer(tables["pool_output"])
         self.hidden_bias = double_pointer(tables["hidden_bias"])
         self.output_bias = double_pointer(tables["output_bias"])
         self.pool_sign = double_pointer(tables["pool_sign"])
@@ -406,7 +406,7 @@ cdef class Network:
         for k in range(NUM_OFFSETS):
             self.orbit_of_offset[k] = OFFSET_ORBITS[k]
         self.scratch = Activations(nh, nf, self.num_pool_entries)
-        self.base = Activations(nh, nf, self.num_pool_entries, self.multi_hot)
+        self.base = Activations(nh, nf, self.num_pool_entries, True)
         self._params = np.zeros(self.num_params)
         self._expand()
 
@@ -496,6 +496,9 @@ cdef class Network:
         tables["shortcut"][...] = block("shortcut")[:, :, orbits].transpose(2, 1, 0)
         if self.num_features:
             tables["output"][...] = block("output").T
+            pool_feature = np.repeat(np.arange(self.num_features), np.diff(tables["pool_start"]))
+            tables["pool_output"][...] = (tables["output"][pool_feature, :NUM_OUTPUTS].T
+                                          * tables["pool_sign"][:self.num_pool_entries])
             hidden = tables["hidden"]
             hidden[...] = 0.0
             inputs = block("input")
@@ -647,44 +650,83 @@ cdef class Network:
             total += r
         act.total = total
 
-    # ----------------------------------------------------------------- multi-hot successors
+    # ----------------------------------------------------------------- successors: field sums
 
-    cdef void cell_input_sums(self, Activations act, int q) noexcept nogil:
+    cdef void cell_field_sums(self, Activations act, int p) noexcept nogil:
         # From input_rows, the hidden and shortcut rows side by side: one contiguous row per
-        # (offset, input). Every cell has at least its isn14 input.
-        cdef int ni = self.num_inputs, width = act.sums_width, n = act.num_active[q], k, a, j
-        cdef double *out = act.input_sums + q * NUM_OFFSETS * width
-        cdef const int *cell_active = act.active + q * MAX_ACTIVE
+        # (offset, input), summed over p's 3x3 field (offsets outer, each cell's inputs inner).
+        cdef int ni = self.num_inputs, width = act.sums_width, k, a, j, q
+        cdef double *out = act.field_sums + p * width
+        cdef const int *cell_active
         cdef const double *row
+        for j in range(width):
+            out[j] = 0.0
         for k in range(NUM_OFFSETS):
-            row = self.input_rows + (k * ni + cell_active[0]) * width
-            for j in range(width):
-                out[j] = row[j]
-            for a in range(1, n):
+            q = p + act.offsets[k]
+            cell_active = act.active + q * MAX_ACTIVE
+            for a in range(act.num_active[q]):
                 row = self.input_rows + (k * ni + cell_active[a]) * width
                 for j in range(width):
                     out[j] += row[j]
-            out += width
+
+    cdef void add_input_change(self, Activations act, int q, const int *old_active, int num_old,
+                               const int *new_active, int num_new) noexcept nogil:
+        # Cell q's active inputs went from old_active to new_active (both ascending): each cell
+        # whose 3x3 field holds q (p = q - offset k, seeing q through kernel k) adds the rows of
+        # the inputs q gained and takes away those of the inputs it lost. Such a cell's field
+        # sums and hidden units are saved first (hidden_cells, hidden_mark: restored after the
+        # successor).
+        cdef int ni = self.num_inputs, width = act.sums_width, nh = self.num_hidden
+        cdef int k, p, i, j, j_old, j_new
+        cdef double *out
+        cdef const double *row
+        cdef unsigned int epoch = act.epoch
+        for k in range(NUM_OFFSETS):
+            p = q - act.offsets[k]
+            if not act.on_board[p]:
+                continue
+            if act.hidden_mark[p] != epoch:
+                act.hidden_mark[p] = epoch
+                i = act.num_saved
+                memcpy(act.saved_hidden + i * nh, act.hidden + p * nh, nh * sizeof(double))
+                memcpy(act.saved_field_sums + i * width, act.field_sums + p * width,
+                       width * sizeof(double))
+                act.hidden_cells[i] = p
+                act.num_saved += 1
+            out = act.field_sums + p * width
+            j_old = j_new = 0
+            while j_old < num_old or j_new < num_new:
+                if j_new == num_new or (j_old < num_old and old_active[j_old] < new_active[j_new]):
+                    row = self.input_rows + (k * ni + old_active[j_old]) * width
+                    for j in range(width):
+                        out[j] -= row[j]
+                    j_old += 1
+                elif j_old == num_old or new_active[j_new] < old_active[j_old]:
+                    row = self.input_rows + (k * ni + new_active[j_new]) * width
+                    for j in range(width):
+                        out[j] += row[j]
+                    j_new += 1
+                else:
+                    j_old += 1
+                    j_new += 1
 
     cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil:
-        cdef int nh = self.num_hidden, width = act.sums_width, k, h
+        cdef int nh = self.num_hidden, h
         cdef double *out = act.hidden + p * nh
-        cdef const double *row
+        cdef const double *field = act.field_sums + p * act.sums_width
         for h in range(nh):
-            out[h] = self.hidden_bias[h]
-        for k in range(NUM_OFFSETS):
-            row = act.input_sums + ((p + act.offsets[k]) * NUM_OFFSETS + k) * width
-            for h in range(nh):
-                out[h] += row[h]
-        for h in range(nh):
-            out[h] = 1.0 - 2.0 / (exp(2.0 * out[h]) + 1.0)     # tanh, as hidden_cell()
+            out[h] = 1.0 - 2.0 / (exp(2.0 * (self.hidden_bias[h] + field[h])) + 1.0)  # tanh, as
+                                                                                   # hidden_cell()
 
     cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil:
         # Only the outputs point_reward() reads for this cell's state are computed: Z and A of its
-        # content, and with s == 1 (the default) Z alone, (1 - s) then zeroing the A terms. Each
-        # output is summed in output_cell()'s order, so the reward is the same to the bit.
-        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, k, o, f, i
+        # content, and with s == 1 (the default) Z alone, (1 - s) then zeroing the A terms. The
+        # shortcut comes from the field sums: another order of the same terms as output_cell(),
+        # equal to it within rounding.
+        cdef int nh = self.num_hidden, no = self.num_outputs, width = act.sums_width, o, f, i, e
         cdef int state = act.cell_state[p], num_needed
+        cdef const double *cell_hidden = act.hidden + p * nh
+        cdef const double *row
         cdef int needed[3]
         cdef double total
         cdef double pooled[MAX_FEATURES]
@@ -702,12 +744,20 @@ cdef class Network:
             num_needed = 1
         for o in range(NUM_OUTPUTS):
             y[o] = 0.0                    # finite, for the terms that s == 1 multiplies by zero
+        if num_needed == 1:
+            # One output: straight from the hidden units through pool_output, without the pooled
+            # features in between (fewer terms than pooling all of them for one output).
+            o = needed[0]
+            total = self.output_bias[o] + act.field_sums[p * width + nh + o]
+            row = self.pool_output + o * self.num_pool_entries
+            for e in range(self.num_pool_entries):
+                total += row[e] * cell_hidden[act.pool_delta[e]]
+            y[o] = 1.0 / (1.0 + exp(-total))
+            return point_reward(y, state, c, s)
         self.pooled_features(act, p, pooled)
         for i in range(num_needed):
             o = needed[i]
-            total = self.output_bias[o]
-            for k in range(NUM_OFFSETS):
-                total += act.input_sums[((p + act.offsets[k]) * NUM_OFFSETS + k) * width + nh + o]
+            total = self.output_bias[o] + act.field_sums[p * width + nh + o]
             for f in range(self.num_features):
                 total += pooled[f] * self.output_weights[f * no + o]
             y[o] = 1.0 / (1.0 + exp(-total))
@@ -782,7 +832,7 @@ cdef class Network:
 
     cdef int changed_isn14_cells(self, Activations act, Board board, int move, int mover,
                                  const double *weights, unsigned int epoch) noexcept nogil:
-        # Step 1 of both successor paths: set the new isn14 input of the points whose colour
+        # Step 1 of successor_delta(): set the new isn14 input of the points whose colour
         # changed (the move, the captured stones, or the mover's own chain after an allowed
         # suicide) and of every chain that contains or touches one of them (only those can have
         # a different liberty set, so a different class), logging the old ones (set_cell).
@@ -822,70 +872,27 @@ cdef class Network:
 
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
                                 const double *weights, double c, double s) noexcept nogil:
-        # 1. Which inputs change (changed_isn14_cells); everything else keeps the input of the
-        #    position before the move.
-        cdef unsigned int epoch = act.next_epoch()
-        cdef int num_changed = 0, num_hidden_cells = 0, nh = self.num_hidden
-        cdef int j, k, q, r
-        cdef double delta = 0.0
-        cdef double pooled[MAX_FEATURES]
-        cdef double pre[MAX_OUTPUTS]
-        cdef double y[MAX_OUTPUTS]
-        num_changed = self.changed_isn14_cells(act, board, move, mover, weights, epoch)
-        if num_changed == 0:
-            return 0.0
-        # 2. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
-        for j in range(num_changed):
-            q = act.changed_cells[j]
-            for k in range(NUM_OFFSETS):
-                r = q + act.offsets[k]
-                if act.on_board[r] and act.hidden_mark[r] != epoch:
-                    act.hidden_mark[r] = epoch
-                    memcpy(act.saved_hidden + num_hidden_cells * nh, act.hidden + r * nh,
-                           nh * sizeof(double))
-                    act.hidden_cells[num_hidden_cells] = r
-                    num_hidden_cells += 1
-        for j in range(num_hidden_cells):
-            self.hidden_cell(act, act.hidden_cells[j])
-        # 3. Outputs within the 5x5 window of a changed input see a changed input or hidden unit.
-        for j in range(num_changed):
-            q = act.changed_cells[j]
-            for k in range(NUM_WINDOW):
-                r = q + act.window[k]
-                if r < 0 or r >= act.num_locs or not act.on_board[r] or act.output_mark[r] == epoch:
-                    continue
-                act.output_mark[r] = epoch
-                self.output_cell(act, r, pooled, pre, y, NUM_OUTPUTS)
-                delta += point_reward(y, act.cell_state[r], c, s) - act.rewards[r]
-        # 4. Restore the position before the move.
-        for j in range(num_hidden_cells):
-            memcpy(act.hidden + act.hidden_cells[j] * nh, act.saved_hidden + j * nh,
-                   nh * sizeof(double))
-        for j in range(num_changed - 1, -1, -1):
-            q = act.changed_cells[j]
-            act.inputs[q] = act.changed_old_input[j]
-            act.cell_state[q] = act.changed_old_state[j]
-        return delta
-
-    cdef double successor_delta_multi_hot(self, Activations act, Board board, int move, int mover,
-                                          const double *weights, double c, double s) noexcept nogil:
-        # 1. The isn14 inputs (changed_isn14_cells, logged by set_cell), then the board features
-        #    of the successor (engine/features.pyx: the cells the move can change, ladders
-        #    included).
+        # 1. The isn14 inputs (changed_isn14_cells, logged by set_cell), then, for a multi-hot
+        #    set, the board features of the successor (engine/features.pyx: the cells the move
+        #    can change, ladders included).
         cdef unsigned int epoch = act.next_epoch()
         cdef int frame_black = 3 - mover      # the successor's side to move
-        cdef int num_changed = 0, num_active_changed = 0, num_hidden_cells = 0
-        cdef int nh = self.num_hidden
+        cdef int num_changed = 0, num_active_changed = 0
+        cdef int nh = self.num_hidden, width = act.sums_width
         cdef int j, k, q, r, n, a
         cdef bint differs
         cdef double delta = 0.0
         cdef int fresh[MAX_ACTIVE]
         cdef int *cell_active
-        cdef int sums_size = NUM_OFFSETS * act.sums_width     # one cell's input sums
+        cdef int num_overlay = 0
         num_changed = self.changed_isn14_cells(act, board, move, mover, weights, epoch)
-        self.board_features.successor(board, move)
-        # 2. The active inputs of every cell whose isn14 input or features may have changed.
-        for j in range(num_changed + self.board_features.num_overlay):
+        if self.multi_hot:
+            self.board_features.successor(board, move)
+            num_overlay = self.board_features.num_overlay
+        # 2. The active inputs of every cell whose isn14 input or features may have changed; the
+        #    field sums of the cells that see a changed one follow (add_input_change).
+        act.num_saved = 0
+        for j in range(num_changed + num_overlay):
             if j < num_changed:
                 q = act.changed_cells[j]
             else:
@@ -893,7 +900,9 @@ cdef class Network:
             if act.candidate_mark[q] == epoch:
                 continue
             act.candidate_mark[q] = epoch
-            n = self.cell_inputs(act, q, frame_black, self.board_features.cell_values(q), fresh)
+            n = self.cell_inputs(act, q, frame_black,
+                                 self.board_features.cell_values(q) if self.multi_hot else NULL,
+                                 fresh)
             cell_active = act.active + q * MAX_ACTIVE
             differs = n != act.num_active[q]
             if not differs:
@@ -906,26 +915,14 @@ cdef class Network:
             memcpy(act.changed_old_active + num_active_changed * MAX_ACTIVE, cell_active,
                    act.num_active[q] * sizeof(int))
             act.changed_old_num_active[num_active_changed] = act.num_active[q]
-            memcpy(act.saved_input_sums + num_active_changed * sums_size,
-                   act.input_sums + q * sums_size, sums_size * sizeof(double))
             act.active_changed[num_active_changed] = q
             num_active_changed += 1
+            self.add_input_change(act, q, cell_active, act.num_active[q], fresh, n)
             memcpy(cell_active, fresh, n * sizeof(int))
             act.num_active[q] = n
-            self.cell_input_sums(act, q)
         if num_active_changed > 0:
-            # 3. Hidden units that see a changed input (3x3), recomputed in place; old values saved.
-            for j in range(num_active_changed):
-                q = act.active_changed[j]
-                for k in range(NUM_OFFSETS):
-                    r = q + act.offsets[k]
-                    if act.on_board[r] and act.hidden_mark[r] != epoch:
-                        act.hidden_mark[r] = epoch
-                        memcpy(act.saved_hidden + num_hidden_cells * nh, act.hidden + r * nh,
-                               nh * sizeof(double))
-                        act.hidden_cells[num_hidden_cells] = r
-                        num_hidden_cells += 1
-            for j in range(num_hidden_cells):
+            # 3. Hidden units that see a changed input (3x3): the cells add_input_change() saved.
+            for j in range(act.num_saved):
                 self.hidden_cell_summed(act, act.hidden_cells[j])
             # 4. Outputs within the 5x5 window of a changed input.
             for j in range(num_active_changed):
@@ -938,16 +935,16 @@ cdef class Network:
                     act.output_mark[r] = epoch
                     delta += self.output_reward_summed(act, r, c, s) - act.rewards[r]
         # 5. Restore the position before the move.
-        for j in range(num_hidden_cells):
-            memcpy(act.hidden + act.hidden_cells[j] * nh, act.saved_hidden + j * nh,
-                   nh * sizeof(double))
+        for j in range(act.num_saved):
+            r = act.hidden_cells[j]
+            memcpy(act.hidden + r * nh, act.saved_hidden + j * nh, nh * sizeof(double))
+            memcpy(act.field_sums + r * width, act.saved_field_sums + j * width,
+                   width * sizeof(double))
         for j in range(num_active_changed - 1, -1, -1):
             q = act.active_changed[j]
             memcpy(act.active + q * MAX_ACTIVE, act.changed_old_active + j * MAX_ACTIVE,
                    act.changed_old_num_active[j] * sizeof(int))
             act.num_active[q] = act.changed_old_num_active[j]
-            memcpy(act.input_sums + q * sums_size, act.saved_input_sums + j * sums_size,
-                   sums_size * sizeof(double))
         for j in range(num_changed - 1, -1, -1):
             q = act.changed_cells[j]
             act.inputs[q] = act.changed_old_input[j]
@@ -1295,20 +1292,18 @@ cdef class Network:
             # The unchanged position, seen from the successors' side to move, is the pass successor.
             if self.multi_hot:
                 self.encode_multi_hot(act, board, 3 - mover, w_ptr, True)
-                for i in range(act.num_locs):
-                    self.cell_input_sums(act, i)
             else:
                 self.encode_board(act, board, 3 - mover, w_ptr)
+                for i in range(act.num_locs):     # the one active input of a one-hot set
+                    act.active[i * MAX_ACTIVE] = act.inputs[i]
+                    act.num_active[i] = 1
+            for i in range(act.num_cells):
+                self.cell_field_sums(act, act.cells[i])
             self.forward_all(act, c, s)
             base_total = act.total
             for i in range(n):
                 board.play_move(m_view[i], mover, allow_suicide)
-                if self.multi_hot:
-                    out[i] = base_total + self.successor_delta_multi_hot(act, board, m_view[i],
-                                                                         mover, w_ptr, c, s)
-                else:
-                    out[i] = base_total + self.successor_delta(act, board, m_view[i], mover, w_ptr,
-                                                               c, s)
+                out[i] = base_total + self.successor_delta(act, board, m_view[i], mover, w_ptr, c, s)
                 board.undo_move()
         return base_total, values
 
