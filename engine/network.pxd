@@ -232,7 +232,7 @@ cdef class Network:
                                const int *new_active, int num_new) noexcept nogil
     # Cell q's active inputs change: the field sums of the cells that see q follow (saved first).
     cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil
-    # hidden_cell() of a multi-hot set from act.field_sums.
+    # hidden_cell() from act.field_sums.
     cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil
     # point_reward() of cell p's territory outputs, computed from act.field_sums and act.hidden.
     cdef double backward(self, Activations act, const double *targets,

@@ -714,9 +714,8 @@ cdef class Network:
         cdef int nh = self.num_hidden, h
         cdef double *out = act.hidden + p * nh
         cdef const double *field = act.field_sums + p * act.sums_width
-        for h in range(nh):
-            out[h] = 1.0 - 2.0 / (exp(2.0 * (self.hidden_bias[h] + field[h])) + 1.0)  # tanh, as
-                                                                                   # hidden_cell()
+        for h in range(nh):          # tanh, as hidden_cell()
+            out[h] = 1.0 - 2.0 / (exp(2.0 * (self.hidden_bias[h] + field[h])) + 1.0)
 
     cdef double output_reward_summed(self, Activations act, int p, double c, double s) noexcept nogil:
         # Only the outputs point_reward() reads for this cell's state are computed: Z and A of its
