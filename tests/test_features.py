@@ -476,9 +476,12 @@ def suicide_position(size, rng):
 
 @pytest.mark.parametrize("feature_set", ["neurogo", "neurogo_lite"])
 @pytest.mark.parametrize("allow_suicide", [False, True])
-def test_multi_hot_successor_values_equal_full_evaluation(feature_set, allow_suicide):
+@pytest.mark.parametrize("c, s", [(0.3, 0.6), (0.0, 1.0)])   # s = 1: the one-output reward path
+@pytest.mark.parametrize("rich_signal", [False, True])
+def test_multi_hot_successor_values_equal_full_evaluation(feature_set, allow_suicide, c, s,
+                                                          rich_signal):
     rng = np.random.default_rng(13)
-    net = new_network(seed=3, feature_set=feature_set, scale=0.4)
+    net = new_network(seed=3, feature_set=feature_set, scale=0.4, rich_signal=rich_signal)
     if allow_suicide:
         positions = [suicide_position(size, rng) for size in (5, 7)]
     else:
@@ -488,9 +491,9 @@ def test_multi_hot_successor_values_equal_full_evaluation(feature_set, allow_sui
         weights = rng.uniform(0.0, 1.0, (board.num_locs, 4))
         moves = board.legal_moves(colour, allow_suicide)
         before = (str(board), board.hash, board.move_count)
-        pass_value, values = net.successor_values(board, colour, weights, moves, 0.3, 0.6,
+        pass_value, values = net.successor_values(board, colour, weights, moves, c, s,
                                                   allow_suicide)
-        full_pass, full_values = net.successor_values_full(board, colour, weights, moves, 0.3, 0.6,
+        full_pass, full_values = net.successor_values_full(board, colour, weights, moves, c, s,
                                                            allow_suicide)
         assert (str(board), board.hash, board.move_count) == before
         assert pass_value == pytest.approx(full_pass, abs=1e-9)
