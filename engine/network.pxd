@@ -131,6 +131,7 @@ cdef class Activations:
     cdef int *changed_old_active             # [MAX_LOCS][MAX_ACTIVE]
     cdef int changed_old_num_active[MAX_LOCS]
     cdef int active_changed[MAX_LOCS]        # cells whose active inputs changed
+    cdef int changed_order[MAX_LOCS]         # indices into active_changed, by point
     cdef unsigned int candidate_mark[MAX_LOCS]
     # 1-ply successors (every feature set): per cell, the sums over its 3x3 field of the active
     # inputs' rows of the hidden table (num_hidden: the hidden units' pre-activations, bias

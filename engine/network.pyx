@@ -677,10 +677,24 @@ cdef class Network:
         # sums and hidden units are saved first (hidden_cells, hidden_mark: restored after the
         # successor).
         cdef int ni = self.num_inputs, width = act.sums_width, nh = self.num_hidden
-        cdef int k, p, i, j, j_old, j_new
+        cdef int k, p, i, j, j_old = 0, j_new = 0, num_gained = 0, num_lost = 0
+        cdef int gained[MAX_ACTIVE]
+        cdef int lost[MAX_ACTIVE]
         cdef double *out
         cdef const double *row
         cdef unsigned int epoch = act.epoch
+        while j_old < num_old or j_new < num_new:      # the two lists' difference, once
+            if j_new == num_new or (j_old < num_old and old_active[j_old] < new_active[j_new]):
+                lost[num_lost] = old_active[j_old]
+                num_lost += 1
+                j_old += 1
+            elif j_old == num_old or new_active[j_new] < old_active[j_old]:
+                gained[num_gained] = new_active[j_new]
+                num_gained += 1
+                j_new += 1
+            else:
+                j_old += 1
+                j_new += 1
         for k in range(NUM_OFFSETS):
             p = q - act.offsets[k]
             if not act.on_board[p]:
@@ -694,21 +708,14 @@ cdef class Network:
                 act.hidden_cells[i] = p
                 act.num_saved += 1
             out = act.field_sums + p * width
-            j_old = j_new = 0
-            while j_old < num_old or j_new < num_new:
-                if j_new == num_new or (j_old < num_old and old_active[j_old] < new_active[j_new]):
-                    row = self.input_rows + (k * ni + old_active[j_old]) * width
-                    for j in range(width):
-                        out[j] -= row[j]
-                    j_old += 1
-                elif j_old == num_old or new_active[j_new] < old_active[j_old]:
-                    row = self.input_rows + (k * ni + new_active[j_new]) * width
-                    for j in range(width):
-                        out[j] += row[j]
-                    j_new += 1
-                else:
-                    j_old += 1
-                    j_new += 1
+            for i in range(num_lost):
+                row = self.input_rows + (k * ni + lost[i]) * width
+                for j in range(width):
+                    out[j] -= row[j]
+            for i in range(num_gained):
+                row = self.input_rows + (k * ni + gained[i]) * width
+                for j in range(width):
+                    out[j] += row[j]
 
     cdef void hidden_cell_summed(self, Activations act, int p) noexcept nogil:
         cdef int nh = self.num_hidden, h
@@ -914,18 +921,31 @@ cdef class Network:
             memcpy(act.changed_old_active + num_active_changed * MAX_ACTIVE, cell_active,
                    act.num_active[q] * sizeof(int))
             act.changed_old_num_active[num_active_changed] = act.num_active[q]
+            # in point order (insertion): the sums below then add up in an order fixed by the
+            # position alone, not by how its chains were built, so a position and its colour
+            # swap, or one position reached by two move orders, give the same values to the bit
+            k = num_active_changed
+            while k > 0 and act.active_changed[act.changed_order[k - 1]] > q:
+                act.changed_order[k] = act.changed_order[k - 1]
+                k -= 1
+            act.changed_order[k] = num_active_changed
             act.active_changed[num_active_changed] = q
             num_active_changed += 1
-            self.add_input_change(act, q, cell_active, act.num_active[q], fresh, n)
             memcpy(cell_active, fresh, n * sizeof(int))
             act.num_active[q] = n
         if num_active_changed > 0:
+            for j in range(num_active_changed):
+                a = act.changed_order[j]
+                q = act.active_changed[a]
+                self.add_input_change(act, q, act.changed_old_active + a * MAX_ACTIVE,
+                                      act.changed_old_num_active[a], act.active + q * MAX_ACTIVE,
+                                      act.num_active[q])
             # 3. Hidden units that see a changed input (3x3): the cells add_input_change() saved.
             for j in range(act.num_saved):
                 self.hidden_cell_summed(act, act.hidden_cells[j])
             # 4. Outputs within the 5x5 window of a changed input.
             for j in range(num_active_changed):
-                q = act.active_changed[j]
+                q = act.active_changed[act.changed_order[j]]
                 for k in range(NUM_WINDOW):
                     r = q + act.window[k]
                     if (r < 0 or r >= act.num_locs or not act.on_board[r]
