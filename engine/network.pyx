@@ -921,9 +921,9 @@ cdef class Network:
             memcpy(act.changed_old_active + num_active_changed * MAX_ACTIVE, cell_active,
                    act.num_active[q] * sizeof(int))
             act.changed_old_num_active[num_active_changed] = act.num_active[q]
-            # in point order (insertion): the sums below then add up in an order fixed by the
-            # position alone, not by how its chains were built, so a position and its colour
-            # swap, or one position reached by two move orders, give the same values to the bit
+            # kept in point order (insertion): the sums below then add up in an order fixed by
+            # the position, not by how its chains were built, so a position and its colour swap
+            # give the same values to the bit
             k = num_active_changed
             while k > 0 and act.active_changed[act.changed_order[k - 1]] > q:
                 act.changed_order[k] = act.changed_order[k - 1]
