@@ -202,9 +202,9 @@ cdef class Network:
     cdef void pooled_features(self, Activations act, int p, double *pooled) noexcept nogil
     # The pooled hidden features around cell p (num_features entries), the output units' inputs.
     cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
-                          double *y, int count) noexcept nogil
-    # The first count outputs of cell p (all num_outputs for training, the seven territory ones
-    # for values); pre and y have num_outputs entries.
+                          double *y) noexcept nogil
+    # All num_outputs outputs of cell p (pooled: its num_features pooled features); pre and y
+    # have num_outputs entries.
     cdef void forward_all(self, Activations act, double c, double s) noexcept nogil
     # Full forward pass from act.inputs/act.cell_state; fills hidden, pooled, outputs, rewards, total.
     cdef int chain_class(self, Activations act, Board board, int p,

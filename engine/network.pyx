@@ -604,12 +604,12 @@ cdef class Network:
             pooled[f] = acc
 
     cdef void output_cell(self, Activations act, int p, double *pooled, double *pre,
-                          double *y, int count) noexcept nogil:
+                          double *y) noexcept nogil:
         cdef int ni = self.num_inputs, nf = self.num_features, k, o, f, no = self.num_outputs
         cdef const double *row
         cdef int a, q
         cdef const int *cell_active
-        for o in range(count):
+        for o in range(no):
             pre[o] = self.output_bias[o]
         if self.multi_hot:
             for k in range(NUM_OFFSETS):
@@ -617,19 +617,19 @@ cdef class Network:
                 cell_active = act.active + q * MAX_ACTIVE
                 for a in range(act.num_active[q]):
                     row = self.shortcut_table + (k * ni + cell_active[a]) * no
-                    for o in range(count):
+                    for o in range(no):
                         pre[o] += row[o]
         else:
             for k in range(NUM_OFFSETS):
                 row = self.shortcut_table + (k * ni + act.inputs[p + act.offsets[k]]) * no
-                for o in range(count):
+                for o in range(no):
                     pre[o] += row[o]
         self.pooled_features(act, p, pooled)
         for f in range(nf):
             row = self.output_weights + f * no
-            for o in range(count):
+            for o in range(no):
                 pre[o] += pooled[f] * row[o]
-        for o in range(count):
+        for o in range(no):
             y[o] = 1.0 / (1.0 + exp(-pre[o]))
 
     cdef void forward_all(self, Activations act, double c, double s) noexcept nogil:
@@ -644,7 +644,7 @@ cdef class Network:
         for i in range(act.num_cells):
             p = act.cells[i]
             self.output_cell(act, p, act.pooled + p * nf, act.pre + p * no,
-                             act.outputs + p * no, no)
+                             act.outputs + p * no)
             r = point_reward(act.outputs + p * no, act.cell_state[p], c, s)
             act.rewards[p] = r
             total += r
