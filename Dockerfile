@@ -20,7 +20,7 @@ COPY pyproject.toml setup.py README.md gtp_server.py ./
 COPY engine ./engine
 COPY weights ./weights
 # Build outputs of a local checkout must not leak into the image: compile from the sources.
-RUN rm -f engine/*.so engine/*.c && pip install --no-cache-dir .
+RUN find engine \( -name "*.so" -o -name "*.c" \) -delete && pip install --no-cache-dir .
 # Smoke test of the installed engine (outside /src, so the installed package is what runs).
 RUN mkdir /smoke && cp gtp_server.py /smoke/ && cd /smoke \
  && printf 'protocol_version\nboardsize 9\ngenmove b\nfinal_score\nquit\n' \

@@ -3,7 +3,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CYTHON_MODULES = ["engine.board", "engine.features", "engine.network"]  # network cimports features
+CYTHON_MODULES = ["engine.rules.board", "engine.nets.features", "engine.nets.network"]  # network cimports features
 
 extensions = [
     Extension(

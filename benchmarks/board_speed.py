@@ -10,7 +10,7 @@ that the 1-ply evaluator uses. Results go to BENCHMARKS.md by hand, with this co
 import argparse
 import time
 
-from engine.board import BLACK, Board, play_undo_pairs
+from engine.rules.board import BLACK, Board, play_undo_pairs
 
 
 def playouts_per_second(size, seconds):

@@ -36,12 +36,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine.board import BLACK, WHITE  # noqa: E402
-from engine.evaluator import NetworkEvaluator  # noqa: E402
-from engine.features import BoardFeatures, set_layout  # noqa: E402
-from engine.game import GameState  # noqa: E402
-from engine import weights as weight_files  # noqa: E402
-from engine.network import FEATURE_SETS  # noqa: E402
+from engine.rules.board import BLACK, WHITE  # noqa: E402
+from engine.nets.evaluator import NetworkEvaluator  # noqa: E402
+from engine.nets.features import BoardFeatures, set_layout  # noqa: E402
+from engine.rules.game import GameState  # noqa: E402
+from engine.nets import weights as weight_files  # noqa: E402
+from engine.nets.network import FEATURE_SETS  # noqa: E402
 
 FILL_FRACTION = 0.35    # a middle game: about a third of the points played
 POSITION_SEED = 2024

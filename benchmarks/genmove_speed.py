@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.gtp_client import GtpClient, find_gnugo  # noqa: E402
+from engine.tools.gtp_client import GtpClient, find_gnugo  # noqa: E402
 
 KOMI = {9: 7.0, 19: 7.5}    # CGOS komi; other sizes use 7.0
 

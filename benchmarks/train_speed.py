@@ -3,7 +3,7 @@
 
     python benchmarks/train_speed.py [--size 9] [--games 300] [--weights PATH] [--workers 1,2]
 
-One core: the trainer's own loop (engine.train.Trainer.run, in-process, Blair's procedure with the
+One core: the trainer's own loop (engine.training.train.Trainer.run, in-process, Blair's procedure with the
 default settings after the shortcut phase), timed from the first to the last game; the self-play
 and learning parts are timed separately on the same games. With several workers, the same loop
 with K self-play processes (total games/s, and per core). Game length decides the speed, so the
@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine import train                                   # noqa: E402
-from engine import weights as weight_files                  # noqa: E402
+from engine.training import train                                   # noqa: E402
+from engine.nets import weights as weight_files                  # noqa: E402
 
 
 def settings_for(size, weights_path):

@@ -1,3 +1,21 @@
-"""kosumi: a Go engine with a learned evaluation (see README.md for the map of the files)."""
+"""kosumi: a Go engine with a learned evaluation.
+
+The subpackages, bottom to top; a module imports only from its own subpackage and from those
+below it (tests/test_layout.py keeps it so, and the README has one line per module):
+
+    rules      the board, the game and its rules, coordinates, Benson, the ladder reader
+    nets       input features, the Internal Symmetry Network, weight files, the evaluator
+    search     Monte-Carlo tree search and its playout policy
+    scoring    dead stones and final counts
+    play       players over the evaluator and the search, time control
+    training   self-play, TD targets, the trainer
+    gtp        the GTP front end and the `kosumi` command line (the top: only entry points import it)
+
+    tools      the match tool, the GTP client, shared argparse types: standalone programs over GTP
+               that import nothing of the engine but each other, so any layer may use them
+
+`python -m engine.train` and `python -m engine.match` are kept as entry points (engine/train.py,
+engine/match.py).
+"""
 
 __version__ = "0.1.0"

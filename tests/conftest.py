@@ -1,8 +1,8 @@
 """Shared helpers for the board and rules tests: positions are written as ASCII diagrams."""
 import pytest
 
-from engine.board import Board
-from engine.coords import parse_vertex
+from engine.rules.board import Board
+from engine.rules.coords import parse_vertex
 
 
 def load_board(diagram):

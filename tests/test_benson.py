@@ -5,8 +5,8 @@ import random
 import pytest
 
 from conftest import load_board, vertices
-from engine.board import BLACK, EMPTY, PASS, WHITE, Board, opponent
-from engine.game import pass_alive
+from engine.rules.board import BLACK, EMPTY, PASS, WHITE, Board, opponent
+from engine.rules.game import pass_alive
 
 
 def test_two_separate_eyes_are_pass_alive_and_safe():

@@ -4,12 +4,12 @@ import random
 import pytest
 
 from conftest import load_board as board_from
-from engine.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
+from engine.rules.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
 
 
 def point(board, vertex):
     """'C3' style vertex on this board (row 1 = bottom line)."""
-    from engine.coords import parse_vertex
+    from engine.rules.coords import parse_vertex
     return parse_vertex(vertex, board.size)
 
 

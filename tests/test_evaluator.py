@@ -3,12 +3,12 @@ UniformEvaluator and load_evaluator."""
 import numpy as np
 import pytest
 
-from engine.board import BLACK, PASS, WHITE, Board, opponent
-from engine.evaluator import (Evaluation, Evaluator, NetworkEvaluator, UniformEvaluator,
+from engine.rules.board import BLACK, PASS, WHITE, Board, opponent
+from engine.nets.evaluator import (Evaluation, Evaluator, NetworkEvaluator, UniformEvaluator,
                               load_evaluator)
-from engine.game import GameState, Rules, area_score
-from engine import weights as weight_files
-from engine.weights import WeightFileError, new_network, save_weights
+from engine.rules.game import GameState, Rules, area_score
+from engine.nets import weights as weight_files
+from engine.nets.weights import WeightFileError, new_network, save_weights
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +186,7 @@ def test_undo_returns_the_earlier_evaluation(network):
 def test_the_recurrence_changes_liberty_classes(network):
     """The previous outputs decide the classes: the same stones reached by different histories
     may be encoded differently, and the prior is not what a game position uses."""
-    from engine import network as isn
+    from engine.nets import network as isn
     state = random_game(9, 40, seed=10)
     evaluation = NetworkEvaluator(network).evaluate(state)
     prior = isn.prior_liberty_weights(state.board.num_locs)

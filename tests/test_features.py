@@ -1,16 +1,16 @@
-"""Input features (engine/features.pyx): the registry, every NeuroGo feature on an ASCII diagram,
-the C ladder reader against engine.game's, symmetry, the side-to-move frame, incremental successor
+"""Input features (engine/nets/features.pyx): the registry, every NeuroGo feature on an ASCII diagram,
+the C ladder reader against engine.rules.game's, symmetry, the side-to-move frame, incremental successor
 features (ladders far from the move included), and the neurogo network built on them."""
 import numpy as np
 import pytest
 
 from conftest import load_board, vertex
-from engine.board import BLACK, EMPTY, NO_LOC, WHITE, Board
-from engine.coords import format_vertex
-from engine import features as F
-from engine import network as isn
-from engine.game import ladder_captured as reference_ladder
-from engine.weights import new_network
+from engine.rules.board import BLACK, EMPTY, NO_LOC, WHITE, Board
+from engine.rules.coords import format_vertex
+from engine.nets import features as F
+from engine.nets import network as isn
+from engine.rules.game import ladder_captured as reference_ladder
+from engine.nets.weights import new_network
 
 
 def value_at(diagram, to_move, name, text):

@@ -6,8 +6,8 @@ import subprocess
 import pytest
 
 from conftest import load_board, vertex, vertices
-from engine.board import BLACK, PASS, WHITE, IllegalMove
-from engine.game import GameState, Rules, fixed_handicap_points
+from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
+from engine.rules.game import GameState, Rules, fixed_handicap_points
 
 
 def game_from(diagram, to_move=BLACK, **rules):

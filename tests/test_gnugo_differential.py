@@ -11,10 +11,10 @@ import random
 
 import pytest
 
-from engine.board import BLACK, EMPTY, NO_LOC, PASS, WHITE, Board
-from engine.coords import format_vertex, parse_vertex
-from engine.game import GameState
-from engine.gtp_client import GtpClient, find_gnugo
+from engine.rules.board import BLACK, EMPTY, NO_LOC, PASS, WHITE, Board
+from engine.rules.coords import format_vertex, parse_vertex
+from engine.rules.game import GameState
+from engine.tools.gtp_client import GtpClient, find_gnugo
 
 GNUGO = find_gnugo()
 pytestmark = pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed "

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from engine.gtp_client import (GtpClient, GtpCommandError, GtpEngineCrashed, GtpEngineFailure,
+from engine.tools.gtp_client import (GtpClient, GtpCommandError, GtpEngineCrashed, GtpEngineFailure,
                                GtpProtocolError, GtpTimeout, command_argv, find_gnugo)
 
 # Each command name is a scenario; anything unknown gets the canonical error.

@@ -14,8 +14,8 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.gtp import GtpLoop
-from engine.gtp_main import build_engine, build_parser
+from engine.gtp.server import GtpLoop
+from engine.gtp.main import build_engine, build_parser
 
 OPTIONS = ["--evaluator", "uniform", "--seed", "1", "--no-resign", "--size", "9"]
 COMMANDS = build_engine(build_parser().parse_args(OPTIONS)).commands
@@ -54,7 +54,7 @@ def command_lines(draw):
 
 
 def expected_text(line):
-    """What GTP 2.2 leaves of a line, computed independently of engine.gtp."""
+    """What GTP 2.2 leaves of a line, computed independently of engine.gtp.server."""
     line = re.sub(r"[\x00-\x08\x0a-\x1f\x7f]", "", line)
     return line.split("#", 1)[0].replace("\t", " ").strip()
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf
 
-from engine.gtp import (GtpEngineBase, GtpLoop, clean_line, collect_commands, format_reply,
+from engine.gtp.server import (GtpEngineBase, GtpLoop, clean_line, collect_commands, format_reply,
                         gtp_command, parse_command_line)
-from engine.gtp_main import build_engine, build_parser
-from engine.timecontrol import LAG_MARGIN, SAFETY_FRACTION, TimeControl
+from engine.gtp.main import build_engine, build_parser
+from engine.play.timecontrol import LAG_MARGIN, SAFETY_FRACTION, TimeControl
 
 REPO = Path(__file__).resolve().parent.parent
 UNIFORM = ["--evaluator", "uniform", "--seed", "7", "--no-resign"]
@@ -291,8 +291,8 @@ def test_stdout_carries_protocol_only_and_end_of_input_exits_0(engine_process):
 def test_a_stray_print_cannot_reach_the_protocol_stream():
     script = (
         "import sys\n"
-        "from engine.gtp import KosumiEngine, gtp_command, run_stdio\n"
-        "from engine.gtp_main import build_engine, build_parser\n"
+        "from engine.gtp.server import KosumiEngine, gtp_command, run_stdio\n"
+        "from engine.gtp.main import build_engine, build_parser\n"
         "class Noisy(KosumiEngine):\n"
         "    @gtp_command('noisy')\n"
         "    def cmd_noisy(self):\n"

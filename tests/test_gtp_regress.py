@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.gtp import GtpLoop, parse_command_line
+from engine.gtp.server import GtpLoop, parse_command_line
 
 SCRIPT_DIR = Path(__file__).parent / "gtp"
 SCRIPTS = sorted(SCRIPT_DIR.glob("*.tst"))
@@ -27,7 +27,7 @@ ENGINE_OPTIONS = ["--evaluator", "uniform", "--seed", "1", "--no-resign"]
 def make_session(options=ENGINE_OPTIONS):
     """An in-process GTP session on a fresh engine built by the real option parser."""
     import io
-    from engine.gtp_main import build_engine, build_parser
+    from engine.gtp.main import build_engine, build_parser
     engine = build_engine(build_parser().parse_args(options))
     return GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
 

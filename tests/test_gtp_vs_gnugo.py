@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.gtp_client import GtpClient, find_gnugo
+from engine.tools.gtp_client import GtpClient, find_gnugo
 
 REPO = Path(__file__).resolve().parent.parent
 GNUGO = find_gnugo()
@@ -77,7 +77,7 @@ def test_a_whole_game_against_gnugo_ends_in_agreed_scoring(kosumi_colour, seed):
 
 
 def test_a_fresh_net_plays_a_legal_game_against_gnugo(tmp_path):
-    from engine.weights import new_network, save_weights
+    from engine.nets.weights import new_network, save_weights
     weights = tmp_path / "fresh.npz"
     save_weights(weights, new_network(seed=3), board_size=9, games_trained=0)
     with kosumi("--weights", str(weights), "--seed", "4") as ours, gnugo(4) as theirs:

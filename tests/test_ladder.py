@@ -2,8 +2,8 @@
 import pytest
 
 from conftest import load_board, vertex
-from engine.board import BLACK, PASS, WHITE, Board
-from engine.game import ladder_captured
+from engine.rules.board import BLACK, PASS, WHITE, Board
+from engine.rules.game import ladder_captured
 
 # White C3 is in atari (liberty C4). Running out, it is chased up and to the right, with
 # 2 liberties after every step, until the top edge.

@@ -9,9 +9,9 @@ import time
 import pytest
 from sgfmill import boards, sgf
 
-from engine import match
-from engine.gtp_client import find_gnugo
-from engine.match import IllegalMove, MatchConfig, RulesBoard, run_match, wilson_interval
+from engine.tools import match
+from engine.tools.gtp_client import find_gnugo
+from engine.tools.match import IllegalMove, MatchConfig, RulesBoard, run_match, wilson_interval
 
 GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None,

@@ -3,9 +3,9 @@ incremental successor evaluation, Table IV targets."""
 import numpy as np
 import pytest
 
-from engine.board import BLACK, EMPTY, WHITE, Board
-from engine import network as isn
-from engine.network import Network
+from engine.rules.board import BLACK, EMPTY, WHITE, Board
+from engine.nets import network as isn
+from engine.nets.network import Network
 
 SIZES = range(5, 20)
 

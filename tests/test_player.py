@@ -1,5 +1,5 @@
-"""The 1-ply Boltzmann player (engine/player.py) and the dead-stone decisions it relies on
-(engine/deadstones.py).
+"""The 1-ply Boltzmann player (engine/play/player.py) and the dead-stone decisions it relies on
+(engine/scoring/deadstones.py).
 
 Policy tests use TableEvaluator, whose move values are set by the test, so each rule is checked
 on values chosen to trigger it; whole games use the uniform evaluator (an area count).
@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from engine import deadstones
-from engine.board import BLACK, PASS, WHITE, Board
-from engine.coords import parse_vertex
-from engine.evaluator import Evaluation, UniformEvaluator
-from engine.game import GameState, Rules
-from engine.player import (GAME_LENGTH_VALVE, PASS_MARGIN, RESIGN, RESIGN_STREAK, Player,
+from engine.scoring import deadstones
+from engine.rules.board import BLACK, PASS, WHITE, Board
+from engine.rules.coords import parse_vertex
+from engine.nets.evaluator import Evaluation, UniformEvaluator
+from engine.rules.game import GameState, Rules
+from engine.play.player import (GAME_LENGTH_VALVE, PASS_MARGIN, RESIGN, RESIGN_STREAK, Player,
                            boltzmann, win_probability)
 
 
@@ -308,7 +308,7 @@ def test_win_probability_is_a_monotone_map_of_the_score():
 # --- dead stones ---------------------------------------------------------------------------------------
 
 def statuses(assessment, size):
-    from engine.coords import format_vertex
+    from engine.rules.coords import format_vertex
     return {" ".join(format_vertex(p, size).upper() for p in chain.stones): chain.status
             for chain in assessment.chains}
 

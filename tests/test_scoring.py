@@ -2,8 +2,8 @@
 import pytest
 
 from conftest import load_board, vertex, vertices
-from engine.board import WHITE, Board
-from engine.game import GameState, Rules, area_score, territory_score
+from engine.rules.board import WHITE, Board
+from engine.rules.game import GameState, Rules, area_score, territory_score
 
 SPLIT_BOARD = """
     . X O . .

@@ -1,10 +1,10 @@
-"""The TD(lambda) target math of engine/td.py: frames, Table III, and the limiting cases."""
+"""The TD(lambda) target math of engine/training/td.py: frames, Table III, and the limiting cases."""
 import numpy as np
 import pytest
 
-from engine import network as isn
-from engine import td
-from engine.board import BLACK, WHITE, Board
+from engine.nets import network as isn
+from engine.training import td
+from engine.rules.board import BLACK, WHITE, Board
 
 C = 0.4
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import network as isn
-from engine import train
-from engine import weights as weight_files
-from engine.board import BLACK
-from engine.gtp_client import GtpClient, find_gnugo
-from engine.selfplay import SelfPlayConfig, play_game
+from engine.nets import network as isn
+from engine.training import train
+from engine.nets import weights as weight_files
+from engine.rules.board import BLACK
+from engine.tools.gtp_client import GtpClient, find_gnugo
+from engine.training.selfplay import SelfPlayConfig, play_game
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = dict(size=5, learning_rate=1e-4, shortcut_games=10, seed=7)
@@ -363,8 +363,8 @@ def test_plot_compares_several_runs_in_one_png(tmp_path):
 def test_self_play_rules(procedure):
     """Never into one's own eye, positional superko, a pass only when no move is left (forced),
     two passes end the game; the recorded inputs are the board's encoding."""
-    from engine.board import Board, PASS
-    from engine.selfplay import candidate_moves
+    from engine.rules.board import Board, PASS
+    from engine.training.selfplay import candidate_moves
     network = weight_files.new_network(11)
     config = SelfPlayConfig(size=5, procedure=procedure)
     for seed in range(3):

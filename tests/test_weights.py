@@ -5,10 +5,10 @@ import os
 import numpy as np
 import pytest
 
-from engine.board import BLACK, Board
-from engine import network as isn
-from engine import weights as weight_files
-from engine.weights import (FORMAT_VERSION, WeightFileError, load_weights, new_network,
+from engine.rules.board import BLACK, Board
+from engine.nets import network as isn
+from engine.nets import weights as weight_files
+from engine.nets.weights import (FORMAT_VERSION, WeightFileError, load_weights, new_network,
                             save_weights)
 
 

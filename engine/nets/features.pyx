@@ -8,7 +8,7 @@ compute_all() (every point of a position), successor() (what one move changes), 
 reader (read_ladder(), attacker_captures(), defender_loses()) with its footprints.
 
 Colours. The slots are computed in real colours; a feature set presents them in the frame where
-the side to move is Black (as NeuroGo does, and as engine/network.pyx presents the stones), so
+the side to move is Black (as NeuroGo does, and as engine/nets/network.pyx presents the stones), so
 "own" below is the side to move and "opponent" the other colour. Features ignore the ko point:
 they describe shapes, and a ladder reader that honoured the root's ko would make every
 position's features depend on the previous move.
@@ -16,7 +16,7 @@ position's features depend on the previous move.
 The definitions (documented choices where Table 1 leaves room):
 - liberties if played: true liberties of the block after the move, captures included; 0 when the
   move is suicide.
-- ladders: engine.game.ladder_captured's reader (attacker plays ataris at the liberties, defender
+- ladders: engine.rules.game.ladder_captured's reader (attacker plays ataris at the liberties, defender
   extends or captures an attacking block in atari; up to 100 moves and 5000 nodes, unresolved
   counts as escaped), written in C here; "if playing here" plays the stone, then lets the opponent
   attack first. The C reader sees an escape to three or more liberties without playing it
@@ -43,9 +43,9 @@ import numpy as np
 from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memset, memcpy
 
-from engine.board cimport Board
-from engine.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL
-from engine.types cimport MAX_LOCS, NO_LOC
+from engine.rules.board cimport Board
+from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL
+from engine.rules.types cimport MAX_LOCS, NO_LOC
 
 # ---------------------------------------------------------------------------------------------
 # The registry
@@ -83,7 +83,7 @@ def register_feature(name, planes, points, slot, needs, description):
 
 register_feature("stone_class", 14, "any", None, 0,
                  "isn14: opponent stone C1..C6, own stone C1..C6, empty, off-board (one-hot; "
-                 "engine/network.pyx computes it from the recurrence)")
+                 "engine/nets/network.pyx computes it from the recurrence)")
 for _side, _points in (("own", "empty_own"), ("opponent", "empty_opponent")):
     register_feature(f"liberties_if_{_side}_plays", 6, _points, SLOT_LIBERTIES_BLACK, NEED_TACTICS,
                      f"empty point: liberties if the {_side} side plays here: 0 (suicide), 1, 2, "
@@ -175,7 +175,7 @@ def feature_values(name, slots, colours, int own):
     BoardFeatures.compute() and the points' real colours, for the frame where own is to move."""
     feature = FEATURES[name]
     if feature.slot is None:
-        raise ValueError(f"{name} is computed by engine/network.pyx (the recurrence), not here")
+        raise ValueError(f"{name} is computed by engine/nets/network.pyx (the recurrence), not here")
     colours = np.asarray(colours)
     values = np.asarray(slots)[:, slot_of(feature, own)].astype(np.int64)
     if feature.points in ("empty_own", "empty_opponent"):
@@ -457,7 +457,7 @@ cdef class BoardFeatures:
     # ------------------------------------------------------------------ the ladder reader
 
     cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil:
-        """Whether the block at stone is captured in a ladder (engine.game.ladder_captured's
+        """Whether the block at stone is captured in a ladder (engine.rules.game.ladder_captured's
         reading, ko at the root ignored by the caller). Plays and undoes on board."""
         cdef bint result, was_recording = board.recording, was_reading = board.reading
         self.ladder_stone = stone
@@ -1213,7 +1213,7 @@ cdef class BoardFeatures:
 
 def ladder_captured(Board board, int loc, bint attacker_moves_first=True):
     """The C ladder reader on board (ko at the root ignored): whether the block at loc is
-    captured in a ladder. engine.game.ladder_captured is the Python reference."""
+    captured in a ladder. engine.rules.game.ladder_captured is the Python reference."""
     if board.get(loc) not in (C_BLACK, C_WHITE):
         raise ValueError(f"no stone at point {loc}")
     cdef BoardFeatures reader = BoardFeatures(NEED_BLOCK_LADDERS)

@@ -33,12 +33,13 @@ from dataclasses import dataclass
 
 from sgfmill import sgf, sgf_moves
 
-from engine import __version__, deadstones
-from engine.board import BLACK, PASS, WHITE, Board, IllegalMove
-from engine.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
-from engine.game import GameState, Rules, fixed_handicap_points
-from engine.player import RESIGN, state_for, win_probability
-from engine.timecontrol import TimeControl
+from engine import __version__
+from engine.scoring import deadstones
+from engine.rules.board import BLACK, PASS, WHITE, Board, IllegalMove
+from engine.rules.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
+from engine.rules.game import GameState, Rules, fixed_handicap_points
+from engine.play.player import RESIGN, state_for, win_probability
+from engine.play.timecontrol import TimeControl
 
 log = logging.getLogger("kosumi.gtp")
 

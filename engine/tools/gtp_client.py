@@ -2,7 +2,7 @@
 
 Reading order: `GtpClient.send()` is the whole protocol (write one command line, read the reply
 up to its first empty line); the exceptions below say how a command can fail. The match tool
-(engine/match.py), the trainer's evaluation matches and the benchmarks all go through it.
+(engine/tools/match.py), the trainer's evaluation matches and the benchmarks all go through it.
 
 Failure model. A `?` reply is the engine's answer and leaves the engine usable
 (`GtpCommandError`). Everything else, a crash, a hang past the timeout, or bytes that are not a

@@ -1,5 +1,5 @@
 # Board features for the evaluator's inputs (NeuroGo 3, Table 1): the C layout and the contracts of
-# engine/features.pyx.
+# engine/nets/features.pyx.
 #
 # Slots. Every point has NUM_SLOTS small integers, each a plane index within one feature or
 # NO_VALUE, computed in REAL colours (a feature set maps them into the side-to-move frame, see
@@ -17,8 +17,8 @@
 # status can change far from the move.
 
 from libc.string cimport memset
-from engine.board cimport Board
-from engine.types cimport MAX_LOCS
+from engine.rules.board cimport Board
+from engine.rules.types cimport MAX_LOCS
 
 cdef enum:
     NO_VALUE = -1
@@ -50,7 +50,7 @@ cdef enum:
     NEED_ALL = 63
 
 cdef enum:
-    MAX_LADDER_DEPTH = 100       # as engine.game.ladder_captured
+    MAX_LADDER_DEPTH = 100       # as engine.rules.game.ladder_captured
     MAX_LADDER_NODES = 5000
     MAX_ESCAPES = 64             # escape moves of one ladder node (liberties + ataried attackers)
 

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The fast board. Reading order: play_move() and undo_move() first, then the queries below them.
 
-Rules beyond simple ko (superko, passes ending the game, scoring) live in engine/game.py.
+Rules beyond simple ko (superko, passes ending the game, scoring) live in engine/rules/game.py.
 See board.pxd for the data layout and the contracts of every cdef method.
 """
 
@@ -10,7 +10,7 @@ from libc.stdio cimport fprintf, stderr
 from libc.stdlib cimport abort, malloc, realloc, free
 from libc.string cimport memcpy
 
-from engine.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
+from engine.rules.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
                            PASS_LOC, NO_LOC as NO_LOC_, MIN_SIZE, MAX_SIZE, MAX_LOCS)
 
 EMPTY = C_EMPTY
@@ -533,7 +533,7 @@ cdef class Board:
         self.undo_move()
 
     cpdef bint is_legal(self, loc_t p, int colour, bint allow_suicide=False):
-        """Legal under simple ko (superko is engine.game's business); pass is always legal."""
+        """Legal under simple ko (superko is engine.rules.game's business); pass is always legal."""
         if p == PASS_LOC:
             return True
         self._check_colour(colour)
@@ -751,7 +751,7 @@ cdef class Board:
         self._place_stone(p, colour)
 
     def __str__(self):
-        from engine.coords import GTP_COLUMNS
+        from engine.rules.coords import GTP_COLUMNS
         header = "   " + " ".join(GTP_COLUMNS[c] for c in range(self.size))
         lines = [header]
         symbols = {C_EMPTY: ".", C_BLACK: "X", C_WHITE: "O"}

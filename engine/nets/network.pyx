@@ -6,8 +6,8 @@ parameter layout, see also network.pxd), hidden_cell()/output_cell()/forward_all
 pass), encode_board() (the isn14 inputs and the implicit recurrence), encode_multi_hot() (the
 board features of multi-hot feature sets), successor_delta() (the incremental 1-ply evaluation,
 one path for every feature set), backward() (training), rich_targets() (the rich signal).
-engine/evaluator.py wraps all this behind the Evaluator interface; engine/weights.py reads and
-writes the parameter vector; engine/features.pyx registers the feature sets and computes NeuroGo's
+engine/nets/evaluator.py wraps all this behind the Evaluator interface; engine/nets/weights.py reads and
+writes the parameter vector; engine/nets/features.pyx registers the feature sets and computes NeuroGo's
 board features.
 
 The network (paper, section III). A cell per point of the extended lattice; each on-board cell has
@@ -26,7 +26,7 @@ A feature set that is not one-hot gets explicit output and T biases (FeatureSet.
 Feature sets. isn14 is the paper's one-hot input. neurogo adds NeuroGo 3's preprocessed features
 (Table 1), multi-hot: a cell's active inputs are listed (Activations.active), each adding its
 weight row, in ascending input order. All board features are rotation-invariant facts of the
-position, so the network stays exactly equivariant. In 1-ply evaluation, engine/features.pyx
+position, so the network stays exactly equivariant. In 1-ply evaluation, engine/nets/features.pyx
 recomputes only what a move can change, ladders included (their footprints).
 
 Rich signal (NeuroGo 3, section 2.1; Network(rich_signal=True)). RICH_OUTPUT_NAMES follow the
@@ -41,7 +41,7 @@ the paper's "white" is the player who has just moved: rewards are positive for t
 
 Recurrence. A chain's liberty class comes from the previous evaluation's outputs (recurrence
 weights, liberty_weights()); what the first position of a game uses, and how positions without an
-evaluated predecessor are handled, is engine/evaluator.py's business (see its docstring).
+evaluated predecessor are handled, is engine/nets/evaluator.py's business (see its docstring).
 
 A Network keeps its activations in per-object buffers: use one Network per thread.
 """
@@ -54,10 +54,10 @@ from libc.math cimport exp, log1p
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset, memcpy
 
-from engine.board cimport Board
-from engine.features cimport BoardFeatures, NO_VALUE
-from engine.features import FEATURE_SET_SPECS, FEATURES, set_layout, slot_of
-from engine.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
+from engine.rules.board cimport Board
+from engine.nets.features cimport BoardFeatures, NO_VALUE
+from engine.nets.features import FEATURE_SET_SPECS, FEATURES, set_layout, slot_of
+from engine.rules.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL,
                            MAX_LOCS, MIN_SIZE, MAX_SIZE)
 
 # ---------------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ SWAP_PERMUTATION = np.array([0, 2, 1, 4, 3, 6, 5])
 SWAP_COMPLEMENT = np.array([True, True, True, False, False, False, False])
 
 FeatureSet = namedtuple("FeatureSet", "name version num_inputs one_hot description")
-# The registered feature sets (engine/features.pyx): every one starts with the isn14 inputs, so
+# The registered feature sets (engine/nets/features.pyx): every one starts with the isn14 inputs, so
 # input 0..13 mean the same in all of them; the others add multi-hot board features.
 FEATURE_SETS = {name: FeatureSet(name, set_layout(name).version, set_layout(name).num_inputs,
                                  set_layout(name).one_hot, spec.description)
@@ -304,7 +304,7 @@ cdef int *int_pointer(arr) except NULL:
 cdef class Network:
     """The Internal Symmetry Network. Network(feature_set="isn14", trivial=4, symmetric=2,
     diagonal=2, chiral=0, faithful=2) is the paper's network with 714 free parameters, all zero:
-    set them with set_params() (engine/weights.py makes random or saved ones)."""
+    set them with set_params() (engine/nets/weights.py makes random or saved ones)."""
 
     def __init__(self, str feature_set="isn14", int trivial=4, int symmetric=2, int diagonal=2,
                  int chiral=0, int faithful=2, explicit_biases=None, bint rich_signal=False):
@@ -879,7 +879,7 @@ cdef class Network:
     cdef double successor_delta(self, Activations act, Board board, int move, int mover,
                                 const double *weights, double c, double s) noexcept nogil:
         # 1. The isn14 inputs (changed_isn14_cells, logged by set_cell), then, for a multi-hot
-        #    set, the board features of the successor (engine/features.pyx: the cells the move
+        #    set, the board features of the successor (engine/nets/features.pyx: the cells the move
         #    can change, ladders included).
         cdef unsigned int epoch = act.next_epoch()
         cdef int frame_black = 3 - mover      # the successor's side to move

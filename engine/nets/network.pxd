@@ -1,6 +1,6 @@
-# Blair's Internal Symmetry Network (ISN): the C layout and the contracts of engine/network.pyx.
+# Blair's Internal Symmetry Network (ISN): the C layout and the contracts of engine/nets/network.pyx.
 #
-# Lattice. Every array is indexed by loc on the padded (size+2)^2 lattice of engine/types.pxd, which
+# Lattice. Every array is indexed by loc on the padded (size+2)^2 lattice of engine/rules/types.pxd, which
 # is exactly the paper's extended lattice: the on-board cells plus a one-point border. Border cells
 # carry the off-board input and hidden units fixed at zero; only on-board cells have outputs.
 #
@@ -11,7 +11,7 @@
 # Hidden units. Per cell: num_trivial T, num_symmetric S, num_diagonal D, num_chiral C units, then
 # num_faithful F pairs (F1, F2 adjacent), in that order: num_hidden = T + S + D + C + 2F.
 #
-# Inputs. A feature set (engine/features.pyx) fixes num_inputs. isn14 is one-hot: inputs[cell] is
+# Inputs. A feature set (engine/nets/features.pyx) fixes num_inputs. isn14 is one-hot: inputs[cell] is
 # the one active input. A multi-hot set (neurogo) gives each cell a list of active inputs
 # (active[cell][0..num_active)), the first always its isn14 input, the others board features.
 #
@@ -29,7 +29,7 @@
 # give 294 + 140 + 280 = 714 parameters, the paper's count. The dense 3x3 kernels are expanded from
 # the vector by set_params(); dense_kernels() returns them for inspection.
 #
-# Play API (Python level; engine/evaluator.py is its user):
+# Play API (Python level; engine/nets/evaluator.py is its user):
 #   Network.evaluate_board(board, to_move, weights, c, s) -> outputs, inputs, rewards, total
 #   Network.successor_values(board, mover, weights, moves, c, s, allow_suicide)
 #                                                -> (pass value, values), incremental
@@ -49,9 +49,9 @@
 #                                                   7.. of a rich_signal network)
 #   swap_colours(outputs) / swap_colours_mask(mask)  frame change between the two sides to move
 
-from engine.board cimport Board
-from engine.features cimport BoardFeatures, NUM_SLOTS
-from engine.types cimport MAX_LOCS
+from engine.rules.board cimport Board
+from engine.nets.features cimport BoardFeatures, NUM_SLOTS
+from engine.rules.types cimport MAX_LOCS
 
 cdef enum:
     NUM_OUTPUTS = 7

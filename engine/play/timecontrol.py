@@ -2,7 +2,7 @@
 
 Reading order: `TimeControl.set_*` take the settings GTP describes, `update_from_time_left` takes
 what a controller says about a clock, `budget()` says how long kosumi may think now, `charge()`
-books the time a move took. The player (engine/player.py) compares the budget with what a full
+books the time a move took. The player (engine/play/player.py) compares the budget with what a full
 1-ply evaluation costs and falls back to an instant move when it could not afford one, so kosumi
 never loses on time.
 

@@ -1,5 +1,5 @@
 # The fast board: stones, chains, pseudo-liberties, captures, simple ko, Zobrist hash, play/undo.
-# It knows no game rules beyond that: superko, history, passes and scoring live in engine/game.py.
+# It knows no game rules beyond that: superko, history, passes and scoring live in engine/rules/game.py.
 #
 # Contracts
 # - Points are flat indices into the padded (size+2)^2 array (see types.pxd); the border holds WALL.
@@ -11,7 +11,7 @@
 # - Every write made by play_move() goes through a journal, so undo_move() restores the board
 #   exactly, in LIFO order. copy() gives a board with the same position and an empty undo history.
 
-from engine.types cimport loc_t, MAX_LOCS, EMPTY as C_EMPTY, WALL as C_WALL
+from engine.rules.types cimport loc_t, MAX_LOCS, EMPTY as C_EMPTY, WALL as C_WALL
 
 # Reasons returned by illegal_reason(); the Python boundary turns them into IllegalMove texts.
 cdef enum:

@@ -41,7 +41,7 @@ and A. when it ends as black territory. The lambda-return at t puts weight lambd
 final return, so an output blank at the end is left untrained at every t (the final mask, carried
 to each frame).
 
-Rich signal. A network with rich_signal (engine/network.pyx) has NUM_RICH_OUTPUTS more outputs
+Rich signal. A network with rich_signal (engine/nets/network.pyx) has NUM_RICH_OUTPUTS more outputs
 after the seven: eyes, connections and live points per frame colour, in Black/White pairs. Each is
 a likelihood about the end of the game too (their final targets are rich_targets() of the final
 board), so the same lambda-return applies to them column by column. Their frame change only
@@ -54,12 +54,12 @@ next position's prediction, so untrained positions leave the others' targets unc
 """
 import numpy as np
 
-from engine.network import N_RICH_OUTPUTS, swap_rich_colours
+from engine.nets.network import N_RICH_OUTPUTS, swap_rich_colours
 
 NUM_OUTPUTS = 7
 NUM_RICH_OUTPUTS = N_RICH_OUTPUTS
 OUTPUT_COUNTS = (NUM_OUTPUTS, NUM_OUTPUTS + NUM_RICH_OUTPUTS)   # territory alone, or with the rich signal
-# Output order of engine/network.pxd (the frame where the side to move is Black).
+# Output order of engine/nets/network.pxd (the frame where the side to move is Black).
 Z_EMPTY, Z_WHITE, Z_BLACK, A_EMPTY_WHITE, A_EMPTY_BLACK, A_WHITE, A_BLACK = range(NUM_OUTPUTS)
 
 # swap_frame: output k of the swapped frame is output SWAP_SOURCE[k] of the original, complemented

@@ -1,6 +1,6 @@
 """`kosumi` / `python gtp_server.py`: parse the options, build the engine, serve GTP on stdin/stdout.
 
-Everything else lives in engine/gtp.py (protocol and commands) and engine/player.py (the move
+Everything else lives in engine/gtp/server.py (protocol and commands) and engine/play/player.py (the move
 choice). Logs go to stderr (or --log-file); stdout carries protocol bytes only.
 """
 import argparse
@@ -9,7 +9,7 @@ import os
 import sys
 
 from engine import __version__
-from engine.cli import number
+from engine.tools.cli import number
 
 log = logging.getLogger("kosumi")
 
@@ -17,7 +17,7 @@ EXIT_BAD_SETUP = 2
 
 
 def build_parser():
-    from engine.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
+    from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
     parser = argparse.ArgumentParser(
         prog="kosumi",
         description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
@@ -69,15 +69,15 @@ def make_evaluator(args):
     """The evaluator the options ask for. Raises OSError/ValueError with a message that names
     the weight file when it cannot be loaded."""
     if args.evaluator == "uniform":
-        from engine.evaluator import UniformEvaluator
+        from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
-    from engine.evaluator import load_evaluator
+    from engine.nets.evaluator import load_evaluator
     return load_evaluator(args.weights)
 
 
 def build_engine(args):
-    from engine.gtp import KosumiEngine
-    from engine.player import Player
+    from engine.gtp.server import KosumiEngine
+    from engine.play.player import Player
     evaluator = make_evaluator(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log.info("seed %d", seed)
@@ -101,7 +101,7 @@ def main(argv=None):
             " (train a net with kosumi-train, or give one with --weights PATH)"
         print(f"kosumi: {error}{hint}", file=sys.stderr)
         sys.exit(EXIT_BAD_SETUP)
-    from engine.gtp import run_stdio
+    from engine.gtp.server import run_stdio
     try:
         status = run_stdio(engine)
     except BrokenPipeError:   # the controller closed our stdout: nobody is left to answer

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import deadstones
-from engine.board import BLACK, PASS, opponent
-from engine.coords import format_vertex
-from engine.game import pass_alive
+from engine.scoring import deadstones
+from engine.rules.board import BLACK, PASS, opponent
+from engine.rules.coords import format_vertex
+from engine.rules.game import pass_alive
 
 log = logging.getLogger("kosumi.player")
 

@@ -4,12 +4,12 @@ Reading order: `assess()` gives every chain a status, `score()` counts a board w
 removed, `format_score()` writes the GTP result.
 
 Each chain's status comes from the strongest source that has an opinion:
-1. Benson (engine.game.pass_alive): a pass-alive chain is alive; a chain standing inside the
+1. Benson (engine.rules.game.pass_alive): a pass-alive chain is alive; a chain standing inside the
    other colour's pass-alive safe region is dead. Both are certain.
 2. The network: the mean predicted ownership of the chain's stones, seen from the chain's colour
    (+1 = its own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
 3. Doubtful chains (in between) are read on the board: a chain with one or two liberties that
-   is captured even if its owner moves first (engine.game.ladder_captured: ataris, ladders) is
+   is captured even if its owner moves first (engine.rules.game.ladder_captured: ataris, ladders) is
    dead; otherwise the sign of its ownership decides (a tie keeps the stones: removing stones is
    the stronger claim). Two-eyed chains need no check here: Benson already found them alive.
 Seki: of the chains left alive and not pass-alive, two of opposite colours are in seki when they
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.board import BLACK, WALL, WHITE, opponent
-from engine.game import area_score, ladder_captured, pass_alive, territory_score
+from engine.rules.board import BLACK, WALL, WHITE, opponent
+from engine.rules.game import area_score, ladder_captured, pass_alive, territory_score
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
 DOUBT_MARGIN = 0.4   # |mean ownership| below this: the net is unsure and the board decides

@@ -30,8 +30,8 @@ from typing import Optional
 
 import numpy as np
 
-from engine.board import BLACK, EMPTY, PASS, WHITE
-from engine import network as isn
+from engine.rules.board import BLACK, EMPTY, PASS, WHITE
+from engine.nets import network as isn
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
 CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
@@ -220,14 +220,14 @@ class UniformEvaluator(Evaluator):
     (every stone alive). ownership is +1/-1 for black/white stones and one-colour regions."""
 
     def evaluate(self, state):
-        from engine.game import area_score
+        from engine.rules.game import area_score
         black_margin = area_score(state.board, state.rules.komi)
         value = black_margin if state.to_move == BLACK else -black_margin
         ownership = self._ownership(state.board)
         return Evaluation(float(value), ownership, ownership[:, None].copy())
 
     def successor_values(self, state):
-        from engine.game import area_score
+        from engine.rules.game import area_score
         mover = state.to_move
         moves = state.legal_moves() + [PASS]
         board = state.board.copy()
@@ -250,6 +250,6 @@ def load_evaluator(path=None, **options):
     """NetworkEvaluator from a weight file (None: weights.DEFAULT_WEIGHTS). options go to
     NetworkEvaluator (capture_value, stone_value, cache_size). Raises weights.WeightFileError
     (a ValueError) naming the file and the problem."""
-    from engine import weights
+    from engine.nets import weights
     network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
     return NetworkEvaluator(network, metadata=metadata, **options)

@@ -1,4 +1,4 @@
-"""One self-play training game over the ISN (engine/network.pyx), and what training needs from it.
+"""One self-play training game over the ISN (engine/nets/network.pyx), and what training needs from it.
 
 Reading order: `play_game()` is the loop; `_choose()` is the move policy of both procedures;
 `GameRecord` is what the trainer gets back (the network inputs and outputs of every position where
@@ -24,7 +24,7 @@ so plays no part in the choice (it only enters the logged result).
 
 Implicit recurrence: each position is evaluated with the liberty classes of its predecessor's
 evaluation (the first with network.prior_liberty_weights), and its successors with its own: the
-recurrence of engine/evaluator.py's NetworkEvaluator, called here on the Network directly to spare
+recurrence of engine/nets/evaluator.py's NetworkEvaluator, called here on the Network directly to spare
 the hot loop GameState's per-candidate superko scan and the evaluation cache.
 """
 import math
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.board import BLACK, PASS, Board, opponent
-from engine.game import area_score
-from engine import network as isn
+from engine.rules.board import BLACK, PASS, Board, opponent
+from engine.rules.game import area_score
+from engine.nets import network as isn
 
 PROCEDURES = ("blair", "neurogo")
 PASS_RULES = ("better", "forced", "boltzmann")
@@ -131,7 +131,7 @@ def _sample(rng, logits):
 
 
 def play_game(network, config, rng):
-    """Play one self-play game with network (engine.network.Network); rng: numpy Generator."""
+    """Play one self-play game with network (engine.nets.network.Network); rng: numpy Generator."""
     size = config.size
     board = Board(size)
     num_locs = board.num_locs

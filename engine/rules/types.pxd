@@ -1,5 +1,5 @@
 # The one place for kosumi's C-level types and constants (cimported by every .pyx).
-# Python code gets the same values from engine.board (EMPTY, BLACK, WHITE, WALL, PASS).
+# Python code gets the same values from engine.rules.board (EMPTY, BLACK, WHITE, WALL, PASS).
 
 cdef enum Colour:
     EMPTY = 0

@@ -1,7 +1,7 @@
 """Weight files: the network's parameters as data, with a metadata record, validated on load.
 
 A weight file is an .npz archive (read with allow_pickle=False) holding two arrays:
-  params    float64 (num_params,)  the flat parameter vector (layout: engine/network.pxd)
+  params    float64 (num_params,)  the flat parameter vector (layout: engine/nets/network.pxd)
   metadata  uint8                  UTF-8 JSON, an object with these keys:
     format           "kosumi-weights"
     format_version   FORMAT_VERSION
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
+from engine.nets.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
 
 FORMAT_NAME = "kosumi-weights"
 FORMAT_VERSION = 1
@@ -40,7 +40,7 @@ def _shipped_weights_path():
     """The net the engine loads by default: weights/default.npz of the checkout (also what an
     editable install sees); after a plain `pip install .` the copy that pyproject's data-files put
     under <prefix>/share/kosumi/weights."""
-    checkout = Path(__file__).resolve().parent.parent / "weights" / "default.npz"
+    checkout = Path(__file__).resolve().parents[2] / "weights" / "default.npz"
     installed = Path(sys.prefix) / "share" / "kosumi" / "weights" / "default.npz"
     return installed if installed.exists() and not checkout.exists() else checkout
 
@@ -61,7 +61,7 @@ def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE
                 rich_signal=False):
     """A freshly initialised network: parameters drawn from N(0, scale^2) with numpy's PCG64
     seeded by seed, so the same seed gives the same network (the trainer starts from it).
-    feature_set: the input set (engine/features.pyx); rich_signal: NeuroGo's extra outputs."""
+    feature_set: the input set (engine/nets/features.pyx); rich_signal: NeuroGo's extra outputs."""
     counts = dict(DEFAULT_HIDDEN if hidden is None else hidden)
     network = _network_for(counts, feature_set, rich_signal=rich_signal)
     rng = np.random.default_rng(seed)

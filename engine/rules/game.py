@@ -5,14 +5,14 @@ undo() pops), then the free functions below it, which read a Board and never cha
 fixed_handicap_points(), area_score() / territory_score(), pass_alive() (Benson) and
 ladder_captured() (plays and undoes on the board it is given, so the board ends as it began).
 
-The board (engine/board.pyx) knows stones, chains, simple ko and the Zobrist hash of the stones;
+The board (engine/rules/board.pyx) knows stones, chains, simple ko and the Zobrist hash of the stones;
 everything that needs the game's past (superko, passes, the side to move) lives here.
 """
 from collections import Counter
 from dataclasses import dataclass
 import math
 
-from engine.board import BLACK, EMPTY, PASS, WALL, WHITE, Board, IllegalMove, opponent
+from engine.rules.board import BLACK, EMPTY, PASS, WALL, WHITE, Board, IllegalMove, opponent
 
 __all__ = [
     "Rules", "GameState", "IllegalMove", "fixed_handicap_points", "area_score", "territory_score",

@@ -1,0 +1,5 @@
+"""The GTP front end: the command registry, the loop and every command (server.py), and the
+`kosumi` command line that builds the engine (main.py).
+
+The top layer: may import every other subpackage except engine.training; only the entry points
+(gtp_server.py, the `kosumi` console script) import it."""

@@ -1,0 +1,4 @@
+"""Training nets: one self-play game (selfplay.py), TD targets (td.py), and `kosumi-train`
+with its workers, learner, checkpoints, logs, evaluation matches and plots (train.py).
+
+May import: engine.rules, engine.nets, engine.search, engine.scoring, engine.play, engine.tools."""

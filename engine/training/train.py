@@ -1,0 +1,1079 @@
+"""kosumi-train: TD self-play training of the Internal Symmetry Network.
+
+Usage:
+    kosumi-train --run-dir RUN_DIR [--games N] [options]     start a run (RUN_DIR must be new/empty)
+    kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
+    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
+    kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
+                                                             match checkpoints (evals.jsonl)
+(`python -m engine.train` is the same program.)
+
+Reading order: `Trainer.run()` is the loop: it hands games to self-play (in-process with one
+worker, else `_worker_main` processes), applies each result with `Trainer._apply()`, logs a JSONL
+line per game, checkpoints, and evaluates. The learning itself is `game_gradient()` (Blair: the
+gradient of one game, TD(lambda) targets from engine/training/td.py) and `Trainer._train_recent_games()`
+(NeuroGo: TD(0) over the 10 most recent games). Self-play games come from engine/training/selfplay.py.
+
+Blair's procedure (default; Blair 2008, section V): moves by 1-ply Boltzmann (beta = 4) over the
+current net under the training scoring c = s = 0.4; after each game, the TD(lambda = 0.9) targets
+of every position (engine/training/td.py), the summed cross-entropy gradient over every point, output and
+position, one step of learning rate 5e-6 and a weight decay of 0.99999. The gradient is summed over
+the points, not averaged, as in the paper ("differentials accumulate at every single vertex"),
+which is what makes the tiny rate move the weights: on 9x9 a game's gradient has entries in the
+thousands. A preliminary phase (--shortcut-games) trains only the input->output shortcut weights:
+the paper's linear player that makes games terminate. During that phase a pass is allowed only when
+no other move is (played-out games, whatever --pass-rule says: an untrained net may pass at once),
+and weight decay applies only to the weights being trained.
+
+NeuroGo's procedure (--procedure neurogo; Enzenberger 2003, section 3): greedy moves, except 15%
+Gibbs-sampled at T = 4 whose positions are not trained; after each game the 10 most recent games
+are trained with TD(0), in random order, each backward from its end, updating after each position.
+
+Inputs and outputs (new runs only; stored in the settings and so in every weight file):
+--feature-set picks the net's inputs (isn14 one-hot, or the multi-hot neurogo / neurogo_lite of
+engine/nets/features.pyx, whose positions are stored as (num_locs, max_active) active inputs).
+--rich-signal adds NeuroGo 3's extra outputs (eyes, connections, live points), trained by the same
+TD targets as the territory outputs with the final board's network.rich_targets() as their
+outcome; values, moves and the recurrence still come from the seven territory outputs.
+
+Evaluation matches use engine/tools/match.py with GNU Go (--chinese-rules) as the referee when it is
+installed: weak nets stop with dead stones on the board, which the match tool alone would count as
+alive when the engines disagree about them.
+
+Parallelism: with K > 1 workers, K processes play games with a copy of the weights as of their
+last game and send back the game's gradient (Blair) or the game itself (NeuroGo); the learner (this
+process) applies them in arrival order and sends the worker the new weights with its next game.
+One worker plays in-process; with --seed such a run is reproducible bit for bit, and a resumed run
+continues exactly (weights, game counter, generator state, recent games, log). With several workers
+the arrival order varies, so runs are not reproducible.
+
+Run directory:
+    settings.json          the training settings (the newest; a checkpoint's own are in its
+                           weights' metadata, and resuming uses those)
+    settings-changes.jsonl learning rate / decay changes made on resume, with their game
+    log.jsonl              one line per game ({"type": "game", ...}), per --eval-every match
+                           ("eval") and per settings change ("settings")
+    evals.jsonl            the matches of `kosumi-train eval` (the plot reads both)
+    .lock                  flock of the process training the run (one trainer per run)
+    checkpoints/NNNNNNNNN/ weights.npz (engine weight file, metadata: games trained, settings),
+                           state.json (counter, generator, phase, statistics), recent.npz (NeuroGo)
+    LATEST                 the name of the newest complete checkpoint
+    evals/                 SGFs and summaries of the evaluation matches
+A checkpoint is written to a temporary directory and renamed, then LATEST is replaced atomically,
+so a kill -9 at any moment loses at most the games since the last checkpoint. On resume the log is
+cut back to the checkpoint's game counter.
+"""
+import argparse
+import collections
+import dataclasses
+import datetime
+import fcntl
+import json
+import math
+import multiprocessing
+import os
+import shlex
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine.nets import network as isn
+from engine.training import td
+from engine.nets import weights as weight_files
+from engine.rules.board import BLACK, WHITE, opponent
+from engine.tools.cli import number
+from engine.tools.gtp_client import find_gnugo
+from engine.training.selfplay import PASS_RULES, PROCEDURES, SelfPlayConfig, play_game
+
+RECENT_RESULTS = 100            # games in the progress bar's running statistics
+SETTINGS_FILE = "settings.json"
+SETTINGS_HISTORY_FILE = "settings-changes.jsonl"   # changes made on resume, with their game
+LOG_FILE = "log.jsonl"
+EVALS_FILE = "evals.jsonl"          # offline evaluations (kosumi-train eval)
+LATEST_FILE = "LATEST"
+LOCK_FILE = ".lock"                  # held (flock) by the process training the run
+CHECKPOINTS = "checkpoints"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSettings:
+    """Everything that defines a run's learning; stored in settings.json and weight metadata."""
+    size: int = 9
+    procedure: str = "blair"
+    lam: float = None                # TD lambda; None: 0.9 (blair) or 0 (neurogo)
+    learning_rate: float = 5e-6      # Blair's rate, on the gradient summed over points
+    weight_decay: float = 0.99999    # Blair's per-game decay factor
+    beta: float = 4.0
+    gibbs_fraction: float = 0.15
+    gibbs_temperature: float = 4.0
+    capture_value: float = 0.4
+    stone_value: float = 0.4
+    move_cap_factor: float = 3.0
+    pass_rule: str = "forced"
+    shortcut_games: int = 1000       # preliminary phase: shortcut weights only
+    recent_games: int = 10           # NeuroGo: games retrained after each game
+    train_capped: bool = False       # capped games have no real end: not trained by default
+    hidden: tuple = (4, 2, 2, 0, 2)  # T, S, D, C, F hidden units (the paper's 714 parameters)
+    feature_set: str = "isn14"       # the net's inputs (engine/nets/features.pyx)
+    rich_signal: bool = False        # NeuroGo's extra outputs, trained by TD beside the seven
+    init_scale: float = weight_files.DEFAULT_INIT_SCALE
+    seed: int = 0
+    komi: float = 7.0                # only for the logged results
+
+    def __post_init__(self):
+        if self.lam is None:
+            object.__setattr__(self, "lam", 0.9 if self.procedure == "blair" else 0.0)
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        if self.procedure not in PROCEDURES:
+            raise ValueError(f"procedure must be one of {PROCEDURES}, not {self.procedure!r}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lambda must be in [0, 1], not {self.lam}")
+        if self.procedure == "neurogo" and self.lam != 0.0:
+            raise ValueError("the neurogo procedure is TD(0): lambda must be 0")
+        if not self.learning_rate > 0.0 or not math.isfinite(self.learning_rate):
+            raise ValueError(f"learning rate must be a positive number, not {self.learning_rate}")
+        if not 0.0 < self.weight_decay <= 1.0:
+            raise ValueError(f"weight decay factor must be in (0, 1], not {self.weight_decay}")
+        if self.shortcut_games < 0 or self.recent_games < 1:
+            raise ValueError("shortcut_games must be >= 0 and recent_games >= 1")
+        if len(self.hidden) != 5 or min(self.hidden) < 0 or sum(self.hidden) == 0:
+            raise ValueError(f"hidden must be five counts T,S,D,C,F >= 0, not {self.hidden}")
+        if self.feature_set not in isn.FEATURE_SETS:
+            raise ValueError(f"feature set must be one of {sorted(isn.FEATURE_SETS)}, "
+                             f"not {self.feature_set!r}")
+        if not isinstance(self.rich_signal, bool):
+            raise ValueError(f"rich_signal must be true or false, not {self.rich_signal!r}")
+        self.selfplay_config("all")          # validates the self-play settings
+
+    def selfplay_config(self, phase):
+        return SelfPlayConfig(
+            size=self.size, procedure=self.procedure, beta=self.beta,
+            gibbs_fraction=self.gibbs_fraction, gibbs_temperature=self.gibbs_temperature,
+            capture_value=self.capture_value, stone_value=self.stone_value,
+            move_cap_factor=self.move_cap_factor, komi=self.komi,
+            pass_rule="forced" if phase == "shortcut" else self.pass_rule)
+
+    def to_json(self):
+        values = dataclasses.asdict(self)
+        values["hidden"] = list(self.hidden)
+        return values
+
+    @classmethod
+    def from_json(cls, values):
+        """Settings from settings.json or weight metadata; runs from before feature_set and
+        rich_signal existed get their defaults (isn14, no rich signal), which they used."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"unknown training settings {sorted(unknown)}")
+        return cls(**values)
+
+
+def hidden_counts(settings):
+    return dict(zip("TSDCF", settings.hidden))
+
+
+def new_network(settings):
+    return weight_files.new_network(settings.seed, hidden_counts(settings),
+                                    feature_set=settings.feature_set, scale=settings.init_scale,
+                                    rich_signal=settings.rich_signal)
+
+
+def shortcut_mask(network):
+    """Boolean mask of the input->output shortcut parameters (the preliminary phase's)."""
+    mask = np.zeros(network.num_params, dtype=bool)
+    start, stop, _ = network.parameter_blocks()["shortcut"]
+    mask[start:stop] = True
+    return mask
+
+
+@dataclasses.dataclass
+class TrainingGame:
+    """What learning needs from one self-play game (plain arrays: it crosses process borders)."""
+    inputs: np.ndarray            # (T, num_locs) int32, (T, num_locs, max_active) if multi-hot
+    black_to_move: np.ndarray     # (T,) bool
+    trained: np.ndarray           # (T,) bool
+    final_targets: np.ndarray     # (num_locs, num_outputs), real-Black frame: Table IV's seven,
+                                  # then with the rich signal the final board's rich_targets()
+    final_mask: np.ndarray        # (num_locs, num_outputs) bool
+    summary: dict                 # length, result, score, capped, superko rejections, seconds
+
+    @classmethod
+    def from_record(cls, record, settings, seconds):
+        targets, mask = final_targets_of(record.final_board, settings)
+        trained = ~record.explored if settings.procedure == "neurogo" else np.ones(record.length, bool)
+        if record.capped and not settings.train_capped:
+            trained = np.zeros(record.length, dtype=bool)
+        summary = {"length": record.length, "result": record.result, "score": record.score,
+                   "capped": record.capped, "superko_rejections": record.superko_rejections,
+                   "explored": int(record.explored.sum()), "seconds": round(seconds, 4)}
+        return cls(record.inputs, record.black_to_move, trained, targets, mask, summary)
+
+
+def final_targets_of(board, settings):
+    """The TD targets and mask of a game's final board in the real-Black frame: Table IV's seven
+    per point, followed with the rich signal by the rich outputs' (network.rich_targets)."""
+    targets, mask = isn.final_targets(board, settings.capture_value, BLACK)
+    if not settings.rich_signal:
+        return targets, mask
+    rich, rich_mask = isn.rich_targets(board, BLACK)
+    return np.concatenate([targets, rich], axis=1), np.concatenate([mask, rich_mask], axis=1)
+
+
+def game_gradient(network, game, lam, outputs=None):
+    """(gradient, loss, entries) of one game under TD(lambda): the summed cross-entropy gradient of
+    every trained position against its lambda-return targets. outputs: the outputs the game was
+    played with, (T, num_locs, num_outputs) (recomputed from the inputs when None)."""
+    grad = np.zeros(network.num_params)
+    if not game.trained.any():
+        return grad, 0.0, 0
+    if outputs is None:
+        outputs = np.array([network.forward(x) for x in game.inputs])
+    targets, mask = td.lambda_targets(outputs, game.black_to_move, game.final_targets,
+                                      game.final_mask, lam, game.trained)
+    loss = 0.0
+    for t in np.flatnonzero(game.trained):
+        loss += network.loss_and_gradient(game.inputs[t], targets[t], mask[t], grad)
+    return grad, loss, int(mask.sum())
+
+
+def play_training_game(network, settings, phase, rng):
+    """One self-play game and, for Blair's procedure, its gradient: (TrainingGame, gradient or
+    None, loss, entries)."""
+    start = time.perf_counter()
+    record = play_game(network, settings.selfplay_config(phase), rng)
+    game = TrainingGame.from_record(record, settings, time.perf_counter() - start)
+    if settings.procedure == "neurogo":
+        return game, None, 0.0, 0
+    grad, loss, entries = game_gradient(network, game, settings.lam, record.outputs)
+    return game, grad, loss, entries
+
+
+def final_position_error(network, positions):
+    """Mean squared error of the territory outputs at final positions against their Table IV
+    targets: how well the net predicts game ends it has not trained on (the rich outputs of a
+    rich-signal net are not counted: the value comes from the seven). positions: (inputs,
+    black_to_move, targets, mask) with targets and mask (num_locs, 7) in the real-Black frame
+    (final_position())."""
+    errors, count = 0.0, 0
+    for inputs, black_to_move, targets, mask in positions:
+        outputs = network.forward(inputs)[:, :isn.N_OUTPUTS]
+        if not black_to_move:
+            targets, mask = td.swap_frame(targets), td.swap_frame_mask(mask)
+        errors += float(((outputs - targets)[mask] ** 2).sum())
+        count += int(mask.sum())
+    return errors / max(count, 1)
+
+
+def final_position(network, record, capture_value):
+    """A finished game's final position for final_position_error(): its inputs in network's
+    feature set (the side to move next as Black, the recurrence of the game's last evaluation), whether Black is to
+    move, and its Table IV targets and mask in the real-Black frame."""
+    last = record.length - 1
+    last_colour = BLACK if record.black_to_move[last] else WHITE
+    weights = isn.liberty_weights(record.outputs[last], last_colour)
+    to_move = opponent(last_colour)
+    targets, mask = isn.final_targets(record.final_board, capture_value, BLACK)
+    return network.encode(record.final_board, to_move, weights), to_move == BLACK, targets, mask
+
+
+# ------------------------------------------------------------------------------------ workers
+
+def _worker_main(worker_id, settings_json, seed_sequence, tasks, results):
+    """A self-play process: receives (params, phase) or None (stop), returns game results."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the learner decides when to stop
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    settings = TrainSettings.from_json(settings_json)
+    network = new_network(settings)
+    rng = np.random.default_rng(seed_sequence)
+    while True:
+        task = tasks.recv()
+        if task is None:
+            break
+        params, phase = task
+        network.set_params(params)
+        results.put((worker_id, play_training_game(network, settings, phase, rng)))
+
+
+class Interrupted:
+    """SIGINT/SIGTERM set a flag; the loop checkpoints and stops after the game in hand."""
+
+    def __init__(self):
+        self.stop = False
+        self.signal_name = None
+
+    def install(self):
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self._handle)
+
+    def _handle(self, number, frame):
+        self.stop = True
+        self.signal_name = signal.Signals(number).name
+
+
+# ------------------------------------------------------------------------------------ trainer
+
+class Trainer:
+    def __init__(self, run_dir, settings, network, games_trained=0, rng_state=None, recent=None,
+                 stats=None):
+        self.run_dir = Path(run_dir)
+        self.settings = settings
+        self.network = network
+        self.games_trained = games_trained
+        self.rng = np.random.default_rng(settings.seed)
+        if rng_state is not None:
+            self.rng.bit_generator.state = rng_state
+        self.recent = collections.deque(recent or [], maxlen=settings.recent_games)
+        self.stats = stats or {"capped_games": 0, "superko_rejections": 0, "positions_trained": 0}
+        self.shortcut_only = shortcut_mask(network)
+        self.last_checkpoint = None
+        self.eval_history = []
+        self._lock = _lock_run(self.run_dir)
+
+    def close(self):
+        """Release the run (its lock); the trainer cannot be used afterwards."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    # ------------------------------------------------------------ creation and resumption
+
+    @classmethod
+    def create(cls, run_dir, settings):
+        run_dir = Path(run_dir)
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise SystemExit(f"kosumi-train: {run_dir} is not empty; use --resume {run_dir} to "
+                             f"continue a run, or choose a new directory")
+        (run_dir / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
+        _write_atomic(run_dir / SETTINGS_FILE, json.dumps(settings.to_json(), indent=2) + "\n")
+        (run_dir / LOG_FILE).touch()
+        trainer = cls(run_dir, settings, new_network(settings))
+        trainer.checkpoint()
+        return trainer
+
+    @classmethod
+    def resume(cls, run_dir):
+        run_dir = Path(run_dir)
+        try:
+            (run_dir / SETTINGS_FILE).stat()
+            name = (run_dir / LATEST_FILE).read_text().strip()
+        except FileNotFoundError as error:
+            raise SystemExit(f"kosumi-train: {run_dir} is not a training run ({error.filename} "
+                             f"missing)") from None
+        checkpoint = run_dir / CHECKPOINTS / name
+        network, metadata = weight_files.load_weights(checkpoint / "weights.npz")
+        # The checkpoint's own settings: settings.json may hold a change made after it.
+        settings = TrainSettings.from_json(metadata["trainer"]["settings"])
+        state = json.loads((checkpoint / "state.json").read_text())
+        recent = _load_recent(checkpoint / "recent.npz") if settings.procedure == "neurogo" else []
+        trainer = cls(run_dir, settings, network, state["games_trained"], state["rng_state"],
+                      recent, state["stats"])
+        trainer.last_checkpoint = checkpoint
+        trainer.eval_history = state.get("eval_history", [])
+        _truncate_log(run_dir / LOG_FILE, trainer.games_trained)
+        return trainer
+
+    def change_settings(self, changes):
+        """Change learning settings of a resumed run from the current game on (e.g. annealing the
+        learning rate). settings.json is rewritten, the change is logged with its game number
+        (log and settings-changes.jsonl), and a checkpoint at this game records it, so a later
+        resumption keeps it."""
+        allowed = {"learning_rate", "weight_decay"}
+        if set(changes) - allowed:
+            raise ValueError(f"only {sorted(allowed)} can change in a resumed run, "
+                             f"not {sorted(set(changes) - allowed)}")
+        self.settings = dataclasses.replace(self.settings, **changes)
+        record = {"type": "settings", "game": self.games_trained, "changes": changes}
+        history_path = self.run_dir / SETTINGS_HISTORY_FILE
+        with open(history_path, "a") as stream:
+            stream.write(json.dumps(record) + "\n")
+        _write_atomic(self.run_dir / SETTINGS_FILE, json.dumps(self.settings.to_json(), indent=2) + "\n")
+        with open(self.run_dir / LOG_FILE, "a") as stream:
+            stream.write(json.dumps(record) + "\n")
+        self.checkpoint()
+
+    # ------------------------------------------------------------ checkpoints
+
+    @property
+    def phase(self):
+        return "shortcut" if self.games_trained < self.settings.shortcut_games else "all"
+
+    def trainer_metadata(self):
+        return {"name": "kosumi-train", "settings": self.settings.to_json(), "phase": self.phase,
+                "stats": dict(self.stats)}
+
+    def checkpoint(self):
+        """Write checkpoints/<games>/ atomically and point LATEST at it."""
+        directory = self.run_dir / CHECKPOINTS
+        name = f"{self.games_trained:09d}"
+        final = directory / name
+        temporary = directory / f".tmp-{name}-{os.getpid()}"
+        if temporary.exists():
+            shutil.rmtree(temporary)
+        temporary.mkdir()
+        weight_files.save_weights(temporary / "weights.npz", self.network, self.settings.size,
+                                  self.games_trained, self.trainer_metadata())
+        state = {"games_trained": self.games_trained, "rng_state": self.rng.bit_generator.state,
+                 "phase": self.phase, "stats": self.stats, "eval_history": self.eval_history,
+                 "saved": _now()}
+        _write_atomic(temporary / "state.json", json.dumps(state, indent=2) + "\n")
+        if self.settings.procedure == "neurogo":
+            _save_recent(temporary / "recent.npz", list(self.recent))
+        _fsync_directory(temporary)
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(temporary, final)
+        _fsync_directory(directory)
+        _write_atomic(self.run_dir / LATEST_FILE, name + "\n")
+        self.last_checkpoint = final
+        return final
+
+    # ------------------------------------------------------------ learning
+
+    def _step(self, grad):
+        """One learning step on the flat parameters: gradient descent, then weight decay, both on
+        the weights being trained in this phase."""
+        params = self.network.get_params()
+        trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
+        params[trainable] -= self.settings.learning_rate * grad[trainable]
+        params[trainable] *= self.settings.weight_decay
+        self.network.set_params(params)
+
+    def _apply(self, game, grad, loss, entries):
+        """Learn from one finished game; returns the mean cross-entropy per trained output."""
+        if self.settings.procedure == "blair":
+            if entries:
+                self._step(grad)
+            trained_loss, trained_entries = loss, entries
+        else:
+            self.recent.append(game)
+            trained_loss, trained_entries = self._train_recent_games()
+        self.games_trained += 1
+        self.stats["capped_games"] += int(game.summary["capped"])
+        self.stats["superko_rejections"] += game.summary["superko_rejections"]
+        self.stats["positions_trained"] += int(game.trained.sum())
+        return trained_loss / trained_entries if trained_entries else None
+
+    def _train_recent_games(self):
+        """NeuroGo: TD(0) over the recent games in random order, each backward from its end, with
+        an update after every trained position; weight decay once per game, after the replay."""
+        network = self.network
+        loss, entries = 0.0, 0
+        trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
+        rate = self.settings.learning_rate
+        for index in self.rng.permutation(len(self.recent)):
+            game = self.recent[index]
+            if not game.trained.any():
+                continue
+            following = game.final_targets           # real-Black frame
+            for t in range(len(game.inputs) - 1, -1, -1):
+                black = game.black_to_move[t]
+                if game.trained[t]:
+                    target = following if black else td.swap_frame(following)
+                    mask = game.final_mask if black else td.swap_frame_mask(game.final_mask)
+                    grad = np.zeros(network.num_params)
+                    loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
+                    entries += int(mask.sum())
+                    params = network.get_params()
+                    params[trainable] -= rate * grad[trainable]
+                    network.set_params(params)
+                outputs = network.forward(game.inputs[t])
+                following = outputs if black else td.swap_frame(outputs)
+        params = network.get_params()
+        params[trainable] *= self.settings.weight_decay
+        network.set_params(params)
+        return loss, entries
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self, games=None, workers=1, checkpoint_every=100, eval_every=0, eval_games=10,
+            progress=True, stop=None):
+        """Train until games_trained reaches games (None: until interrupted)."""
+        stop = stop or Interrupted()
+        log = open(self.run_dir / LOG_FILE, "a")
+        recent = collections.deque(maxlen=RECENT_RESULTS)
+        bar = _progress_bar(self.games_trained, games, progress)
+        pool = _WorkerPool(self, workers) if workers > 1 else None
+        started = time.perf_counter()
+        games_at_start = self.games_trained
+        try:
+            while (games is None or self.games_trained < games) and not stop.stop:
+                if pool is None:
+                    game, grad, loss, entries = play_training_game(self.network, self.settings,
+                                                                   self.phase, self.rng)
+                    worker = 0
+                else:
+                    worker, (game, grad, loss, entries) = pool.next_result()
+                phase = self.phase
+                mean_loss = self._apply(game, grad, loss, entries)
+                if pool is not None and (games is None or
+                                         self.games_trained + pool.busy() < games):
+                    pool.submit(worker)
+                line = {"type": "game", "game": self.games_trained, "phase": phase,
+                        "worker": worker, "loss": None if mean_loss is None else round(mean_loss, 6),
+                        **game.summary}
+                log.write(json.dumps(line) + "\n")
+                log.flush()
+                recent.append(game.summary)
+                _update_bar(bar, recent, mean_loss, started, self.games_trained - games_at_start)
+                if checkpoint_every and self.games_trained % checkpoint_every == 0:
+                    self.checkpoint()
+                if eval_every and self.games_trained % eval_every == 0:
+                    self.evaluate(eval_games, log)
+        finally:
+            if pool is not None:
+                pool.close()
+            if self.last_checkpoint is None or self.last_checkpoint.name != f"{self.games_trained:09d}":
+                self.checkpoint()
+            log.close()
+            if bar is not None:
+                bar.close()
+        if stop.stop:
+            print(f"kosumi-train: {stop.signal_name}: checkpoint written at game "
+                  f"{self.games_trained}; continue with: kosumi-train --resume {self.run_dir}",
+                  file=sys.stderr)
+        return self.games_trained
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, games, log):
+        """Short matches of the current weights against the previous evaluation's checkpoint (the
+        initial net the first time) and GNU Go level 1 (when installed); results to the log."""
+        current = self.checkpoint() if self.last_checkpoint is None or \
+            self.last_checkpoint.name != f"{self.games_trained:09d}" else self.last_checkpoint
+        previous_name = self.eval_history[-1] if self.eval_history else f"{0:09d}"
+        opponents = [("previous", previous_name)]
+        if find_gnugo():
+            opponents.append(("gnugo-1", None))
+        for label, checkpoint_name in opponents:
+            line = match_checkpoint(self.run_dir, current.name, label, games, self.settings,
+                                    checkpoint_name)
+            if line is not None:
+                log.write(json.dumps(line) + "\n")
+                log.flush()
+        self.eval_history.append(current.name)
+
+
+def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=None):
+    """Play checkpoint `name` of run_dir against an opponent: label "gnugo-N" (GNU Go level N) or
+    any label with opponent_checkpoint (another checkpoint of the run). Returns the eval log line
+    (win rate with its 95% Wilson interval), or None if the match could not be played."""
+    from engine.tools.match import MatchConfig, MatchAborted, run_match   # heavy: only when used
+    run_dir = Path(run_dir)
+    if label.startswith("gnugo-"):
+        gnugo = find_gnugo()
+        if gnugo is None:
+            print("kosumi-train: GNU Go is not installed; no match against it", file=sys.stderr)
+            return None
+        opponent = gnugo_command(gnugo, int(label.split("-", 1)[1]))
+    else:
+        opponent = engine_command(run_dir / CHECKPOINTS / opponent_checkpoint / "weights.npz",
+                                  settings.size, seed=2)
+    out_dir = run_dir / "evals" / f"{name}-{label}"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    config = MatchConfig(size=settings.size, komi=settings.komi, games=games)
+    # Weak nets stop with dead stones on the board; GNU Go judges them (the match tool alone
+    # would count every stone alive when the engines disagree).
+    gnugo = find_gnugo()
+    referee = shlex.join([gnugo, "--mode", "gtp", "--chinese-rules"]) if gnugo else None
+    try:
+        summary = run_match(engine_command(run_dir / CHECKPOINTS / name / "weights.npz",
+                                           settings.size, seed=1), opponent, config, out_dir,
+                            referee_command=referee)
+    except MatchAborted as error:
+        print(f"kosumi-train: evaluation against {label} failed: {error}", file=sys.stderr)
+        return None
+    low, high = summary["win_rate_a_95"] or (0.0, 1.0)
+    return {"type": "eval", "game": int(name), "opponent": label, "referee": referee,
+            "opponent_checkpoint": opponent_checkpoint, "games": summary["games"],
+            "wins": summary["engines"]["A"]["wins"], "draws": summary["draws"],
+            "win_rate": summary["win_rate_a"], "win_rate_95": [low, high],
+            "mean_margin": summary["mean_margin_a"]}
+
+
+def _opponent_checkpoint(run_dir, label):
+    """The checkpoint name an evaluation opponent label stands for (None for GNU Go)."""
+    if label.startswith("gnugo-"):
+        if not label[len("gnugo-"):].isdigit():
+            raise SystemExit(f"kosumi-train eval: bad opponent {label!r} (gnugo-LEVEL)")
+        return None
+    if label == "initial":
+        return f"{0:09d}"
+    if label.startswith("checkpoint-") and label[len("checkpoint-"):].isdigit():
+        name = f"{int(label[len('checkpoint-'):]):09d}"
+        if not (Path(run_dir) / CHECKPOINTS / name).is_dir():
+            raise SystemExit(f"kosumi-train eval: no checkpoint {name} in {run_dir}")
+        return name
+    raise SystemExit(f"kosumi-train eval: unknown opponent {label!r} "
+                     f"(initial, checkpoint-N or gnugo-LEVEL)")
+
+
+def evaluate_checkpoints(run_dir, names, opponents, games):
+    """Offline evaluation (`kosumi-train eval`): each checkpoint in names against each opponent
+    ("initial" = the run's untrained net, "checkpoint-N", "gnugo-LEVEL"); lines appended to RUN_DIR/evals.jsonl, which
+    the plot reads with the log. Does not disturb a run in progress."""
+    run_dir = Path(run_dir)
+    settings = TrainSettings.from_json(json.loads((run_dir / SETTINGS_FILE).read_text()))
+    checkpoints = {label: _opponent_checkpoint(run_dir, label) for label in opponents}
+    lines = []
+    with open(run_dir / EVALS_FILE, "a") as stream:
+        for name in names:
+            for label in opponents:
+                line = match_checkpoint(run_dir, name, label, games, settings, checkpoints[label])
+                if line is None:
+                    continue
+                stream.write(json.dumps(line) + "\n")
+                stream.flush()
+                lines.append(line)
+                low, high = line["win_rate_95"]
+                print(f"{name} vs {label}: {line['wins']}/{line['games']} wins "
+                      f"({100 * line['win_rate']:.0f}%, 95% {100 * low:.0f}-{100 * high:.0f}%), "
+                      f"mean margin {line['mean_margin']}", file=sys.stderr)
+    return lines
+
+
+def engine_command(weights_path, size, seed):
+    """The GTP command line of kosumi playing with a weight file (for matches): the source tree's
+    gtp_server.py when there is one (it finds the engine package beside it from any directory),
+    else the installed package."""
+    server = Path(__file__).resolve().parents[2] / "gtp_server.py"
+    program = [os.fspath(server)] if server.exists() else ["-m", "engine.gtp.main"]
+    return shlex.join([sys.executable, *program, "--weights", os.fspath(weights_path),
+                       "--size", str(size), "--seed", str(seed)])
+
+
+def gnugo_command(gnugo, level):
+    return shlex.join([gnugo, "--mode", "gtp", "--level", str(level), "--chinese-rules"])
+
+
+class _WorkerPool:
+    """Self-play processes, each with one game in hand at a time."""
+
+    def __init__(self, trainer, workers):
+        self.trainer = trainer
+        context = multiprocessing.get_context("fork")
+        self.results = context.Queue()
+        self.connections, self.processes = [], []
+        # Each run (and each resumption) gets fresh worker streams from the seed and the counter.
+        base = np.random.SeedSequence([trainer.settings.seed, trainer.games_trained])
+        for worker_id, child in enumerate(base.spawn(workers)):
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=_worker_main, daemon=True,
+                                      args=(worker_id, trainer.settings.to_json(), child,
+                                            child_end, self.results))
+            process.start()
+            self.connections.append(parent_end)
+            self.processes.append(process)
+        self.in_hand = [False] * workers
+        for worker_id in range(workers):
+            self.submit(worker_id)
+
+    def submit(self, worker_id):
+        self.connections[worker_id].send((self.trainer.network.get_params(), self.trainer.phase))
+        self.in_hand[worker_id] = True
+
+    def busy(self):
+        return sum(self.in_hand)
+
+    def next_result(self):
+        while True:
+            try:
+                worker_id, result = self.results.get(timeout=1.0)
+            except Exception:                       # queue.Empty: check the workers are alive
+                dead = [p for p in self.processes if not p.is_alive()]
+                if dead:
+                    raise RuntimeError(f"self-play worker died (exit code {dead[0].exitcode})")
+                continue
+            self.in_hand[worker_id] = False
+            return worker_id, result
+
+    def close(self):
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except OSError:
+                pass
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+
+
+# ------------------------------------------------------------------------------------ files
+
+def _lock_run(run_dir):
+    """Hold an exclusive lock on the run for this process's lifetime (released by the kernel
+    however the process ends): two trainers on one run would interleave their checkpoints."""
+    stream = open(Path(run_dir) / LOCK_FILE, "a")
+    try:
+        fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        stream.close()
+        raise SystemExit(f"kosumi-train: {run_dir} is being trained by another process") from None
+    return stream
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _write_atomic(path, text):
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
+def _fsync_directory(path):
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _truncate_log(path, games_trained):
+    """Drop the log lines of games (and evaluations) after the checkpoint being resumed."""
+    if not path.exists():
+        path.touch()
+        return
+    kept = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:          # a line cut short by kill -9
+            continue
+        if record.get("game", 0) <= games_trained:
+            kept.append(line)
+    _write_atomic(path, "".join(line + "\n" for line in kept))
+
+
+_RECENT_ARRAYS = ("inputs", "black_to_move", "trained", "final_targets", "final_mask")
+
+
+def _save_recent(path, games):
+    arrays = {}
+    for i, game in enumerate(games):
+        for name in _RECENT_ARRAYS:
+            arrays[f"{i}_{name}"] = getattr(game, name)
+        arrays[f"{i}_summary"] = np.frombuffer(json.dumps(game.summary).encode(), dtype=np.uint8)
+    with open(path, "wb") as stream:
+        np.savez(stream, count=np.array(len(games)), **arrays)
+
+
+def _load_recent(path):
+    with np.load(path, allow_pickle=False) as archive:
+        return [TrainingGame(*(archive[f"{i}_{name}"] for name in _RECENT_ARRAYS),
+                             json.loads(archive[f"{i}_summary"].tobytes().decode()))
+                for i in range(int(archive["count"]))]
+
+
+# ------------------------------------------------------------------------------------ progress
+
+def _progress_bar(initial, total, enabled):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, initial=initial, unit="game", dynamic_ncols=True, file=sys.stderr,
+                smoothing=0.05)
+
+
+def _update_bar(bar, recent, mean_loss, started, games_this_session):
+    if bar is None:
+        return
+    elapsed = time.perf_counter() - started
+    black_wins = sum(r["score"] > 0 for r in recent)
+    bar.set_postfix_str(
+        f"B wins {100 * black_wins / len(recent):.0f}%, len {np.mean([r['length'] for r in recent]):.0f}, "
+        f"capped {sum(r['capped'] for r in recent)}, loss {mean_loss if mean_loss is None else round(mean_loss, 4)}, "
+        f"{games_this_session / max(elapsed, 1e-9):.1f} g/s", refresh=False)
+    bar.update(1)
+
+
+# ------------------------------------------------------------------------------------ plot
+
+def plot_run(run_dir, out=None, window=200):
+    """Loss, game length, and evaluation win rates and margins over games trained, as one PNG."""
+    return plot_runs([run_dir], out, window)
+
+
+def _read_run_log(run_dir):
+    """A run's game lines and evaluation lines (log and offline evaluations)."""
+    lines = [json.loads(line) for line in (run_dir / LOG_FILE).read_text().splitlines() if line.strip()]
+    if (run_dir / EVALS_FILE).exists():
+        lines += [json.loads(line) for line in (run_dir / EVALS_FILE).read_text().splitlines()
+                  if line.strip()]
+    game_lines = [r for r in lines if r.get("type") == "game"]
+    if not game_lines:
+        raise SystemExit(f"kosumi-train plot: {run_dir / LOG_FILE} has no games yet")
+    return game_lines, [r for r in lines if r.get("type") == "eval"]
+
+
+def plot_runs(run_dirs, out=None, window=200):
+    """The curves of one run, or of several overlaid to compare them (one colour per run, one
+    line style per evaluation opponent). The PNG goes to out, by default the (first) run's
+    training.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run_dirs = [Path(run_dir) for run_dir in run_dirs]
+    runs = [(run_dir, *_read_run_log(run_dir)) for run_dir in run_dirs]
+    single = len(runs) == 1
+    opponents = sorted({r["opponent"] for _, _, evals in runs for r in evals})
+    styles = ["o-", "s--", "^:", "d-."]
+    figure, axes = plt.subplots(4, 1, figsize=(8, 12), sharex=True)
+    for run_index, (run_dir, game_lines, eval_lines) in enumerate(runs):
+        numbers = np.array([r["game"] for r in game_lines])
+        losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
+        lengths = np.array([r["length"] for r in game_lines], dtype=float)
+        for axis, values in ((axes[0], losses), (axes[1], lengths)):
+            if single:      # one run: every game too, under its running mean
+                axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
+            axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
+                      label=f"mean of {window} games" if single else run_dir.name)
+        for opponent_index, opponent in enumerate(opponents):
+            points = sorted((r for r in eval_lines if r["opponent"] == opponent),
+                            key=lambda r: r["game"])
+            if not points:
+                continue
+            colour = f"C{opponent_index + 1}" if single else f"C{run_index}"
+            style = "o-" if single else styles[opponent_index % len(styles)]
+            label = f"vs {opponent}" if single else f"{run_dir.name} vs {opponent}"
+            x = [r["game"] for r in points]
+            y = [r["win_rate"] for r in points]
+            low = [r["win_rate"] - r["win_rate_95"][0] for r in points]
+            high = [r["win_rate_95"][1] - r["win_rate"] for r in points]
+            axes[2].errorbar(x, y, yerr=[low, high], fmt=style, capsize=3, color=colour,
+                             label=f"{label} (95% Wilson)")
+            margins = [(r["game"], r["mean_margin"]) for r in points if r["mean_margin"] is not None]
+            if margins:
+                axes[3].plot(*zip(*margins), style, color=colour, label=label)
+    axes[0].set_ylabel("cross-entropy per output")
+    axes[1].set_ylabel("game length (moves)")
+    axes[2].set_ylim(-0.02, 1.02)
+    axes[2].axhline(0.5, color="black", linewidth=0.5)
+    axes[2].set_ylabel("win rate")
+    axes[3].axhline(0.0, color="black", linewidth=0.5)
+    axes[3].set_ylabel("mean margin (points)")
+    axes[3].set_xlabel("games trained")
+    for axis in axes:
+        axis.grid(alpha=0.3)
+    for axis in axes[:2]:
+        axis.legend(loc="upper right")
+    if opponents:
+        for axis in axes[2:]:
+            axis.legend(loc="lower right", fontsize="small")
+    figure.suptitle("kosumi-train: " + ", ".join(run_dir.name for run_dir in run_dirs))
+    figure.tight_layout()
+    out = Path(out) if out else run_dirs[0] / "training.png"
+    figure.savefig(out, dpi=100)
+    plt.close(figure)
+    return out
+
+
+def _rolling_mean(values, window):
+    result = np.full(len(values), np.nan)
+    for i in range(len(values)):
+        chunk = values[max(0, i - window + 1):i + 1]
+        chunk = chunk[~np.isnan(chunk)]
+        if len(chunk):
+            result[i] = chunk.mean()
+    return result
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+def _hidden(text):
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected five integers T,S,D,C,F, not {text!r}") from None
+    if len(counts) != 5 or min(counts) < 0:
+        raise argparse.ArgumentTypeError(f"expected five integers T,S,D,C,F >= 0, not {text!r}")
+    return counts
+
+
+def build_parser():
+    defaults = TrainSettings()
+    parser = argparse.ArgumentParser(
+        prog="kosumi-train",
+        description="TD self-play training of kosumi's Internal Symmetry Network. "
+                    "`kosumi-train plot RUN_DIR` draws the training curves.",
+        epilog="example: kosumi-train --run-dir runs/9x9 --games 100000 --eval-every 5000")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--run-dir", metavar="DIR", help="start a new run in DIR (new or empty)")
+    where.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its newest "
+                                                       "checkpoint (its settings are kept)")
+    run = parser.add_argument_group("this session")
+    run.add_argument("--games", type=number(int, minimum=0), metavar="N",
+                     help="stop when N games are trained in total (default: until interrupted)")
+    run.add_argument("--workers", type=number(int, minimum=1), default=os.cpu_count() or 1,
+                     help="self-play processes (default: all cores); 1 plays in-process and, "
+                          "with --seed, reproduces a run exactly")
+    run.add_argument("--checkpoint-every", type=number(int, minimum=0), default=500, metavar="N",
+                     help="checkpoint every N games (default 500; always on exit)")
+    run.add_argument("--eval-every", type=number(int, minimum=0), default=0, metavar="K",
+                     help="every K games, a short match against the previous evaluation's "
+                          "checkpoint and GNU Go level 1 (default 0: never)")
+    run.add_argument("--eval-games", type=number(int, minimum=1), default=10, metavar="N",
+                     help="games per evaluation match (default 10)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    learn = parser.add_argument_group("training settings (new runs only)")
+    learn.add_argument("--size", type=int, default=defaults.size, help="board size 5..19 (default 9)")
+    learn.add_argument("--procedure", choices=PROCEDURES, default=defaults.procedure,
+                       help="blair: Boltzmann self-play, TD(lambda) per game (default); neurogo: "
+                            "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games")
+    learn.add_argument("--lambda", dest="lam", type=float,
+                       help="TD lambda (default 0.9 for blair, 0 for neurogo)")
+    learn.add_argument("--learning-rate", type=float,
+                       help="step size on the gradient summed over points (default 5e-6, Blair); "
+                            "with --resume, changes the run's rate from now on (annealing)")
+    learn.add_argument("--weight-decay", type=float,
+                       help="factor applied to the weights after each game (default 0.99999); "
+                            "with --resume, changes it from now on")
+    learn.add_argument("--beta", type=float, default=defaults.beta,
+                       help="Boltzmann constant of the training moves (default 4)")
+    learn.add_argument("--gibbs-fraction", type=float, default=defaults.gibbs_fraction,
+                       help="neurogo: share of Gibbs-sampled moves (default 0.15)")
+    learn.add_argument("--gibbs-temperature", type=float, default=defaults.gibbs_temperature,
+                       help="neurogo: temperature of the Gibbs sampling (default 4)")
+    learn.add_argument("--capture-value", type=float, default=defaults.capture_value,
+                       help="c of the training scoring (default 0.4)")
+    learn.add_argument("--stone-value", type=float, default=defaults.stone_value,
+                       help="s of the training scoring (default 0.4)")
+    learn.add_argument("--move-cap", dest="move_cap_factor", type=float,
+                       default=defaults.move_cap_factor, metavar="FACTOR",
+                       help="end a game after FACTOR x N^2 moves (default 3)")
+    learn.add_argument("--pass-rule", choices=PASS_RULES, default=defaults.pass_rule,
+                       help="when a player may pass while a move is left: forced (default): "
+                            "never, games are played out; better: when passing beats every "
+                            "move; boltzmann: pass is one more candidate (see engine/training/selfplay.py)")
+    learn.add_argument("--shortcut-games", type=number(int, minimum=0), default=defaults.shortcut_games,
+                       metavar="N", help="preliminary phase: train only the input->output "
+                                         "shortcuts for the first N games (default 1000)")
+    learn.add_argument("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
+                       help="neurogo: games retrained after each game (default 10)")
+    learn.add_argument("--train-capped", action="store_true",
+                       help="also train games that reached the move cap")
+    learn.add_argument("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
+                       help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
+    learn.add_argument("--feature-set", choices=sorted(isn.FEATURE_SETS), default=defaults.feature_set,
+                       help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
+                            "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
+                            "features; neurogo_lite, neurogo without the ladder-if-playing-here "
+                            "reads")
+    learn.add_argument("--rich-signal", action="store_true",
+                       help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
+                            "connections, live points) trained by TD beside the territory "
+                            "outputs, which alone give values and moves")
+    learn.add_argument("--init-scale", type=float, default=defaults.init_scale,
+                       help="standard deviation of the initial weights (default 0.1)")
+    learn.add_argument("--seed", type=int, help="random seed (default: from the clock)")
+    learn.add_argument("--komi", type=float, default=defaults.komi,
+                       help="komi of the logged results (default 7)")
+    return parser
+
+
+def build_plot_parser():
+    parser = argparse.ArgumentParser(prog="kosumi-train plot",
+                                     description="Render a run's training curves to PNG; with "
+                                                 "several runs, overlaid to compare them.")
+    parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    parser.add_argument("--out", metavar="PNG",
+                        help="output file (default: the first RUN_DIR's training.png)")
+    parser.add_argument("--window", type=number(int, minimum=1), default=200,
+                        help="games in the running means (default 200)")
+    return parser
+
+
+def build_eval_parser():
+    parser = argparse.ArgumentParser(
+        prog="kosumi-train eval",
+        description="Match a run's checkpoints against opponents; results to RUN_DIR/evals.jsonl.")
+    parser.add_argument("run_dir", metavar="RUN_DIR")
+    parser.add_argument("--checkpoints", metavar="N,N,...",
+                        help="games-trained counts of the checkpoints (default: all)")
+    parser.add_argument("--opponents", default="initial,gnugo-1",
+                        help="comma-separated: initial (the run's untrained net), checkpoint-N "
+                             "(the run's checkpoint after N games), gnugo-LEVEL (GNU Go at that "
+                             "level); default initial,gnugo-1")
+    parser.add_argument("--games", type=number(int, minimum=1), default=20, help="games per match (default 20)")
+    return parser
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "plot":
+        args = build_plot_parser().parse_args(argv[1:])
+        print(plot_runs(args.run_dirs, args.out, args.window))
+        return 0
+    if argv and argv[0] == "eval":
+        args = build_eval_parser().parse_args(argv[1:])
+        names = sorted(p.name for p in (Path(args.run_dir) / CHECKPOINTS).iterdir()
+                       if p.name.isdigit())
+        if args.checkpoints:
+            wanted = {f"{int(n):09d}" for n in args.checkpoints.split(",")}
+            missing = wanted - set(names)
+            if missing:
+                raise SystemExit(f"kosumi-train eval: no checkpoints {sorted(missing)} in {args.run_dir}")
+            names = sorted(wanted)
+        evaluate_checkpoints(args.run_dir, names, args.opponents.split(","), args.games)
+        return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    defaults = TrainSettings()
+    stop = Interrupted()
+    stop.install()
+    if args.resume:
+        trainer = Trainer.resume(args.resume)
+        changes = {name: value for name, value in (("learning_rate", args.learning_rate),
+                                                   ("weight_decay", args.weight_decay))
+                   if value is not None and value != getattr(trainer.settings, name)}
+        if changes:
+            try:
+                trainer.change_settings(changes)
+            except ValueError as error:
+                trainer.close()
+                parser.error(str(error))
+    else:
+        seed = args.seed if args.seed is not None else int(time.time_ns() % 2**31)
+        try:
+            settings = TrainSettings(
+                size=args.size, procedure=args.procedure, lam=args.lam,
+                learning_rate=defaults.learning_rate if args.learning_rate is None else args.learning_rate,
+                weight_decay=defaults.weight_decay if args.weight_decay is None else args.weight_decay,
+                beta=args.beta,
+                gibbs_fraction=args.gibbs_fraction, gibbs_temperature=args.gibbs_temperature,
+                capture_value=args.capture_value, stone_value=args.stone_value,
+                move_cap_factor=args.move_cap_factor, pass_rule=args.pass_rule,
+                shortcut_games=args.shortcut_games, recent_games=args.recent_games,
+                train_capped=args.train_capped, hidden=args.hidden,
+                feature_set=args.feature_set, rich_signal=args.rich_signal,
+                init_scale=args.init_scale,
+                seed=seed, komi=args.komi)
+        except ValueError as error:
+            parser.error(str(error))
+        trainer = Trainer.create(args.run_dir, settings)
+    print(f"kosumi-train: {trainer.run_dir}: {trainer.games_trained} games trained; "
+          f"{args.workers} worker(s); settings {json.dumps(trainer.settings.to_json())}",
+          file=sys.stderr)
+    try:
+        trainer.run(args.games, args.workers, args.checkpoint_every, args.eval_every,
+                    args.eval_games, not args.no_progress, stop)
+    finally:
+        trainer.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
