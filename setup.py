@@ -3,7 +3,13 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CYTHON_MODULES = ["engine.rules.board", "engine.nets.features", "engine.nets.network"]  # network cimports features
+CYTHON_MODULES = [
+    "engine.rules.board",
+    "engine.nets.features",
+    "engine.nets.network",        # cimports features
+    "engine.search.playout",
+    "engine.search.tree",         # cimports playout
+]
 
 extensions = [
     Extension(

@@ -381,6 +381,27 @@ def test_streamed_analysis_runs_until_the_next_command(engine_process):
     assert engine.read_reply() == ["= kosumi"]
 
 
+def test_search_analysis_streams_growing_visits_until_the_next_command(engine_process):
+    engine = engine_process(*UNIFORM, "--search", "mcts", "--playouts", "200")
+    assert engine.command("boardsize 9")[0]
+    engine.send("3 kata-analyze b 10\n")
+    assert engine.read_line() == "=3 "
+    totals = []
+    for _ in range(3):     # the search goes on (pondering): each line has more visits
+        line = engine.read_line(timeout=10)
+        assert line.startswith("info move ") and " pv " in line
+        totals.append(sum(int(v) for v in re.findall(r" visits (\d+)", line)))
+    assert totals[0] < totals[1] < totals[2]
+    engine.send("4 protocol_version\n")
+    while True:                              # lines already written may still arrive
+        line = engine.read_line(timeout=10)
+        if line == "":
+            break
+        assert line.startswith("info move ")
+    assert engine.read_reply() == ["=4 2"]
+    assert engine.command("list_stones b")[2] == ""     # the analysis played nothing
+
+
 def test_end_of_input_closes_a_running_analysis(engine_process):
     engine = engine_process(*UNIFORM)
     engine.send("boardsize 5\nkata-analyze b 50\n")

@@ -10,7 +10,8 @@ Script format (gogui-regress, so `gogui-regress 'python gtp_server.py --evaluato
     #! [illegal move]       kosumi's addition, a plain comment to gogui-regress: the command
                             before it must FAIL with a message matching the regex in full
 Scripts run with tests/gtp as the working directory (loadsgf paths are relative to it), on an
-engine with the uniform evaluator, seed 1, never resigning, the way the command line above makes.
+engine with the uniform evaluator, seed 1, never resigning, the way the command line above makes;
+a first line `# options: ...` adds engine options for that script (e.g. the search player).
 """
 import re
 from pathlib import Path
@@ -55,10 +56,18 @@ def parse_pattern(text):
     return (regex[1:] if negated else regex), negated, known_failure
 
 
+def script_options(path):
+    """ENGINE_OPTIONS plus those of the script's `# options:` first line."""
+    first = path.read_text(encoding="utf-8").splitlines()[:1]
+    if first and first[0].startswith("# options:"):
+        return ENGINE_OPTIONS + first[0][len("# options:"):].split()
+    return ENGINE_OPTIONS
+
+
 def run_script(path, monkeypatch):
     """Run one script; returns a list of failure descriptions (empty when all passed)."""
     monkeypatch.chdir(path.parent)
-    session = make_session()
+    session = make_session(script_options(path))
     failures = []
     last = None   # (line number, command text, success, text) of the last command
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -18,6 +18,9 @@ EXIT_BAD_SETUP = 2
 
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
+    from engine.play.search_player import DEFAULT_PLAYOUTS
+    from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
+                                    DEFAULT_VALUE_WEIGHT)
     parser = argparse.ArgumentParser(
         prog="kosumi",
         description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
@@ -47,6 +50,36 @@ def build_parser():
     parser.add_argument("--capture-all-dead", action="store_true",
                         help="capture every dead opponent stone before passing; needed where "
                              "the board is counted as it stands (CGOS)")
+    search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts)")
+    search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
+                        help="move choice: 1ply = Boltzmann over the net's successor values "
+                             "(the design's default); mcts = tree search with RAVE and pattern "
+                             "playouts, the net's values as the prior (stronger)")
+    search.add_argument("--playouts", type=int, metavar="N",
+                        help=f"simulations per move (default: {DEFAULT_PLAYOUTS} unless "
+                             "--time-per-move is given); with --seed and one thread a search "
+                             "repeats exactly")
+    search.add_argument("--time-per-move", type=number(above=0, what="seconds per move"),
+                        metavar="S", help="seconds per move (the GTP clock, when set, may "
+                                          "shorten it)")
+    search.add_argument("--threads", type=int, default=1, choices=range(1, 65), metavar="N",
+                        help="search threads (root-parallel trees; default: %(default)d)")
+    search.add_argument("--search-prior", choices=("net", "none"), default="net",
+                        help="the tree's prior: the net's successor values, or none (even)")
+    search.add_argument("--prior-visits", type=number(minimum=0, what="prior visits"),
+                        default=DEFAULT_NET_PRIOR,
+                        help="games of equivalent experience the prior is worth (default: "
+                             "%(default)g)")
+    search.add_argument("--value-weight", type=number(minimum=0, maximum=1, what="value weight"),
+                        default=DEFAULT_VALUE_WEIGHT,
+                        help="share of the net's value in each simulation's result (default: "
+                             "%(default)g: playouts only)")
+    search.add_argument("--expand-threshold", type=int, default=DEFAULT_EXPAND_THRESHOLD,
+                        metavar="N", help="visits before a leaf is expanded (and the net "
+                                          "called); default: %(default)d")
+    search.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
+                        help="node budget per tree; the search stops growing there "
+                             "(default: %(default)d)")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"),
                         help="log detail (default: %(default)s)")
@@ -81,10 +114,23 @@ def build_engine(args):
     evaluator = make_evaluator(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log.info("seed %d", seed)
-    player = Player(evaluator, beta=args.beta, seed=seed,
-                    resign_threshold=None if args.no_resign else args.resign_threshold,
-                    capture_all_dead=args.capture_all_dead)
-    return KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size)
+    resign_threshold = None if args.no_resign else args.resign_threshold
+    one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
+                     capture_all_dead=args.capture_all_dead)
+    if args.search == "1ply":
+        return KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules, size=args.size)
+    from engine.play.search_player import DEFAULT_PLAYOUTS, SearchPlayer
+    playouts = args.playouts
+    if playouts is None and args.time_per_move is None:
+        playouts = DEFAULT_PLAYOUTS
+    searcher = SearchPlayer(evaluator, playouts=playouts, seconds_per_move=args.time_per_move,
+                            threads=args.threads, seed=seed, resign_threshold=resign_threshold,
+                            capture_all_dead=args.capture_all_dead,
+                            use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
+                            value_weight=args.value_weight,
+                            expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
+    return KosumiEngine(evaluator, searcher, komi=args.komi, rules=args.rules, size=args.size,
+                        one_ply=one_ply)
 
 
 def main(argv=None):

@@ -418,6 +418,9 @@ class GtpLoop:
                 for part in reply_lines(line):
                     if part.strip():
                         self.write(part + "\n")
+                if spec.kind == STREAM_UNTIL_INPUT and self.source.wait_for_input(timeout=0):
+                    lines.close()      # a search that goes on (pondering) stops here
+                    break
                 line = next(lines, None)
             if spec.kind == STREAM_UNTIL_INPUT:
                 self.source.wait_for_input()
@@ -499,6 +502,7 @@ GOGUI_ANALYZE_COMMANDS = (
     "gfx/Kosumi Move Values/kosumi-move_values %m",
     "pspairs/Kosumi Move Values List/kosumi-move_values_list %m",
     "gfx/Kosumi Chosen Move/kosumi-chosen_move %m",
+    "gfx/Kosumi Search/kosumi-search %m",
     "string/Kosumi Score Estimate/kosumi-score_estimate",
     "plist/Kosumi Dead Stones/final_status_list dead",
     "string/Final Score/final_score",
@@ -523,13 +527,16 @@ class KosumiEngine(GtpEngineBase):
 
     engine_name = "kosumi"
 
-    def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19):
+    def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19, one_ply=None):
+        """player chooses the moves (1-ply or search); one_ply, the 1-ply player that the move
+        value commands show (default: player, which must then be a 1-ply Player)."""
         super().__init__()
         if rules not in RULE_SETS:
             raise ValueError(f"unknown rules {rules!r}; expected one of {', '.join(RULE_SETS)}")
         self.engine_version = __version__
         self.evaluator = evaluator
         self.player = player
+        self.one_ply = player if one_ply is None else one_ply
         self.scoring = RULE_SETS[rules]
         self.rules_name = rules
         self.komi = float(komi)
@@ -830,7 +837,7 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("kosumi-move_values", COLOUR)
     def cmd_kosumi_move_values(self, colour):
         """gfx: the 1-ply value (points, for colour) of every legal move as a label."""
-        analysis = self.player.analyse(self.state, colour)
+        analysis = self.one_ply.analyse(self.state, colour)
         labels = " ".join(f"{self._vertex(move)} {value:.1f}"
                           for move, value, _ in analysis.ranked(candidates_only=False)
                           if move != PASS)
@@ -845,7 +852,7 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("kosumi-move_values_list", COLOUR)
     def cmd_kosumi_move_values_list(self, colour):
         """pspairs: vertex and 1-ply value of every legal move, best first."""
-        analysis = self.player.analyse(self.state, colour)
+        analysis = self.one_ply.analyse(self.state, colour)
         return " ".join(f"{self._vertex(move)} {value:.2f}"
                         for move, value, _ in analysis.ranked(candidates_only=False)
                         if move != PASS)
@@ -864,6 +871,34 @@ class KosumiEngine(GtpEngineBase):
                      f"{decision.probability:.3f}{value}")
         return "\n".join(lines)
 
+    @gtp_command("kosumi-search", COLOUR)
+    def cmd_kosumi_search(self, colour):
+        """gfx: a search of the position for colour: visits of the root moves as labels, the
+        principal variation, and the root's win rate (the search player's own budget; with the
+        1-ply player, a search of DEFAULT_PLAYOUTS with the net's prior)."""
+        analysis = self._searcher().search(self.state, colour)
+        ranked = [entry for entry in analysis.ranked() if entry[1] > 0]
+        labels = " ".join(f"{self._vertex(move)} {visits}" for move, visits, *_ in ranked
+                          if move != PASS)
+        lines = [f"LABEL {labels}"] if labels else []
+        if ranked:
+            move, visits, winrate, score, _, pv = ranked[0]
+            variation = " ".join(f"{colour_letter(colour if i % 2 == 0 else 3 - colour)} "
+                                 f"{self._vertex(m)}" for i, m in enumerate(pv))
+            lines.append(f"VAR {variation}")
+            lines.append(f"TEXT {analysis.total_visits} visits: best {self._vertex(move)} "
+                         f"({visits} visits, win rate {winrate:.1%} for {colour_word(colour)}, "
+                         f"score {score:+.1f})")
+        return "\n".join(lines)
+
+    def _searcher(self):
+        if hasattr(self.player, "search"):
+            return self.player
+        if getattr(self, "_analysis_searcher", None) is None:
+            from engine.play.search_player import SearchPlayer
+            self._analysis_searcher = SearchPlayer(self.evaluator, seed=0)
+        return self._analysis_searcher
+
     @gtp_command("kosumi-score_estimate")
     def cmd_kosumi_score_estimate(self):
         """The net's expected final score and the count with its dead stones removed."""
@@ -879,13 +914,13 @@ class KosumiEngine(GtpEngineBase):
     def cmd_kata_analyze(self, words):
         """[colour] [interval] [key value ...]: KataGo info lines until the next command."""
         colour, options = self._analysis_options(words, "kata")
-        yield self._info_line(self.player.analyse(self.state, colour), "kata", options)
+        yield from self._analysis_lines(colour, "kata", options)
 
     @gtp_command("lz-analyze", RestArg(), kind=STREAM_UNTIL_INPUT)
     def cmd_lz_analyze(self, words):
         """[colour] [interval] [key value ...]: Leela Zero info lines until the next command."""
         colour, options = self._analysis_options(words, "lz")
-        yield self._info_line(self.player.analyse(self.state, colour), "lz", options)
+        yield from self._analysis_lines(colour, "lz", options)
 
     @gtp_command("kata-genmove_analyze", RestArg(), kind=STREAM)
     def cmd_kata_genmove_analyze(self, words):
@@ -932,7 +967,51 @@ class KosumiEngine(GtpEngineBase):
                 options[key] = IntArg(0).parse(value, self)
         return colour, options
 
+    def _analysis_lines(self, colour, dialect, options):
+        """The search player ponders, a line every interval, until the next command arrives;
+        the 1-ply player's analysis is one line."""
+        if hasattr(self.player, "analysis_stream"):
+            for analysis in self.player.analysis_stream(self.state, colour,
+                                                        options["interval"] / 100.0):
+                yield self._info_line(analysis, dialect, options)
+        else:
+            yield self._info_line(self.player.analyse(self.state, colour), dialect, options)
+
     def _info_line(self, analysis, dialect, options):
+        if hasattr(analysis, "visits"):
+            return self._search_info_line(analysis, dialect, options)
+        return self._one_ply_info_line(analysis, dialect, options)
+
+    def _search_info_line(self, analysis, dialect, options):
+        """`info move ...` per visited root move, most visited first, with the search's visits,
+        win rate, mean score and principal variation; lcb is the win rate less two standard
+        errors. From the side of the analysed colour."""
+        entries = []
+        ranked = [entry for entry in analysis.ranked() if entry[1] > 0] or analysis.ranked()[:1]
+        for order, (move, visits, winrate, score, prior, pv) in enumerate(ranked):
+            if options["maxmoves"] and order >= options["maxmoves"]:
+                break
+            vertex = self._vertex(move)
+            lcb = winrate - 2.0 * math.sqrt(winrate * (1.0 - winrate) / max(visits, 1))
+            prior = 0.0 if prior is None else prior
+            line = " ".join(self._vertex(m) for m in pv or [move])
+            score = 0.0 if math.isnan(score) else score
+            if dialect == "kata":
+                entries.append(f"info move {vertex} visits {visits} winrate {winrate:.6f} "
+                               f"scoreMean {score:.3f} scoreLead {score:.3f} "
+                               f"prior {prior:.6f} lcb {lcb:.6f} order {order} pv {line}")
+            else:
+                entries.append(f"info move {vertex} visits {visits} winrate {round(winrate * 10000)} "
+                               f"prior {round(prior * 10000)} lcb {round(lcb * 10000)} "
+                               f"order {order} pv {line}")
+        text = " ".join(entries)
+        if options["ownership"]:
+            sign = 1.0 if analysis.colour == BLACK else -1.0
+            text += " ownership " + " ".join(f"{sign * analysis.ownership[p]:.4f}"
+                                             for p in board_points(self.size))
+        return text
+
+    def _one_ply_info_line(self, analysis, dialect, options):
         """One line of `info move ...` entries, best first (Sabaki splits it at each `info`);
         visits 1: each move is one evaluation. kata: winrate in [0, 1] with a decimal point,
         scoreLead in points; lz: winrate and prior in ten-thousandths. All from the side of the

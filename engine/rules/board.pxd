@@ -118,6 +118,9 @@ cdef class Board:
     cdef unsigned int new_mark_epoch(self) noexcept nogil
     cdef unsigned long long next_random(self) noexcept nogil
     cdef int random_playout(self, int colour, int max_moves) noexcept nogil
+    cdef void copy_position_from(self, Board other) noexcept nogil
+    # The position of other (same size): stones, chains, liberties, empty list, ko, captures and
+    # hash; the undo history emptied and recording off, as playouts want. The random state stays.
     cdef inline void _reserve_journal(self) noexcept nogil  # room for one move's writes
     # internals of play_move / setup
     cdef void _reset_arrays(self, int size)

@@ -482,24 +482,34 @@ cdef class Board:
 
     # ------------------------------------------------------------------ Python API
 
+    cdef void copy_position_from(self, Board other) noexcept nogil:
+        # Only the points in use are copied: a 9x9 board is 121 of the 729 slots.
+        cdef size_t used = other.num_locs * sizeof(int)
+        memcpy(self.colour, other.colour, used)
+        memcpy(self.chain_head, other.chain_head, used)
+        memcpy(self.next_in_chain, other.next_in_chain, used)
+        memcpy(self.chain_size, other.chain_size, used)
+        memcpy(self.pseudo_libs, other.pseudo_libs, used)
+        memcpy(self.lib_sum, other.lib_sum, used)
+        memcpy(self.lib_sum_sq, other.lib_sum_sq, used)
+        memcpy(self.empty_list, other.empty_list, other.num_empty * sizeof(int))
+        memcpy(self.empty_index, other.empty_index, used)
+        self.num_empty = other.num_empty
+        self.ko_loc = other.ko_loc
+        self.ko_colour = other.ko_colour
+        self.captured_by[1] = other.captured_by[1]
+        self.captured_by[2] = other.captured_by[2]
+        self.zobrist = other.zobrist
+        self.num_moves = 0
+        self.journal_len = 0
+        self.captured_len = 0
+        self.recording = False
+
     cpdef Board copy(self):
         """The same position with an empty undo history."""
         cdef Board other = Board.__new__(Board, self.size)
-        memcpy(other.colour, self.colour, sizeof(self.colour))
-        memcpy(other.chain_head, self.chain_head, sizeof(self.chain_head))
-        memcpy(other.next_in_chain, self.next_in_chain, sizeof(self.next_in_chain))
-        memcpy(other.chain_size, self.chain_size, sizeof(self.chain_size))
-        memcpy(other.pseudo_libs, self.pseudo_libs, sizeof(self.pseudo_libs))
-        memcpy(other.lib_sum, self.lib_sum, sizeof(self.lib_sum))
-        memcpy(other.lib_sum_sq, self.lib_sum_sq, sizeof(self.lib_sum_sq))
-        memcpy(other.empty_list, self.empty_list, sizeof(self.empty_list))
-        memcpy(other.empty_index, self.empty_index, sizeof(self.empty_index))
-        other.num_empty = self.num_empty
-        other.ko_loc = self.ko_loc
-        other.ko_colour = self.ko_colour
-        other.captured_by[1] = self.captured_by[1]
-        other.captured_by[2] = self.captured_by[2]
-        other.zobrist = self.zobrist
+        other.copy_position_from(self)
+        other.recording = True
         other.rng_state = self.rng_state
         return other
 

@@ -246,6 +246,10 @@ class GameState:
         other._seen_situations = Counter(self._seen_situations)
         return other
 
+    def seen_positions(self):
+        """The stones hashes of every position of the game so far (positional superko's set)."""
+        return set(self._seen_stones)
+
     def position_hash(self):
         """Zobrist hash of the stones now on the board (side to move not included)."""
         return self.board.hash

@@ -1,0 +1,373 @@
+"""The search player: Monte-Carlo tree search (engine/search/tree.pyx) with the learned evaluation
+as the tree's prior, behind the same interface as the 1-ply player (engine/play/player.py), so
+every GTP command, analysis stream, passing, cleanup and resign rule works with either.
+
+Reading order: `SearchPlayer.choose()` (the rules about passing, cleanup and resigning around
+`search()`), `search()` (the tree kept from the last move, the budget, root-parallel threads),
+`_prior_function()` (the evaluator's successor values as the prior: win probabilities and
+Boltzmann selection probabilities).
+
+The prior. The evaluator's value of each successor, in points for the mover, becomes a win
+probability 1 / (1 + exp(-value / prior_scale)) given to the child as net_prior_visits games
+(Gelly & Silver's equivalent experience), and a Boltzmann probability exp(beta * value) shown as
+the move's `prior` in analysis. The evaluator is called once per expanded node, so its cost per
+simulation falls as expand_threshold rises.
+
+Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
+seed; the playouts release the GIL, the evaluator calls take it), and their root statistics are
+added. One thread with a seed repeats a search exactly.
+"""
+import copy
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, boltzmann,
+                                 state_for)
+from engine.rules.board import BLACK, PASS, WHITE, opponent
+from engine.scoring import deadstones
+from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
+                                DEFAULT_RAVE_EQUIVALENCE, DEFAULT_VALUE_WEIGHT, TreeSearch)
+
+log = logging.getLogger("kosumi.search")
+
+DEFAULT_PLAYOUTS = 3000
+DEFAULT_PRIOR_SCALE = 5.0       # points: a 5-point better successor is a 73% prior win rate
+DEFAULT_PRIOR_BETA = 1.0        # Boltzmann beta (per point) of the prior shown in analysis
+RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulations
+ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
+TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
+
+
+@dataclass
+class SearchAnalysis:
+    """The search's view of the root, moves most visited first."""
+    colour: int
+    size: int
+    moves: list                    # root moves (locs, PASS)
+    visits: np.ndarray             # real simulations through each
+    winrates: np.ndarray           # for `colour`
+    score_leads: np.ndarray        # mean final margin for `colour` (nan: unvisited)
+    priors: list                   # evaluator's probability or None
+    pvs: list                      # principal variation from each move
+    root_winrate: float
+    total_visits: int
+    ownership: np.ndarray          # (num_locs,), +1 Black
+    simulations: int = 0           # made by the last search
+    seconds: float = 0.0
+
+    def ranked(self):
+        return list(zip(self.moves, self.visits, self.winrates, self.score_leads, self.priors,
+                        self.pvs))
+
+    def value_of(self, move):
+        """The mean final margin after move, in points for `colour` (nan if unvisited)."""
+        return float(self.score_leads[self.moves.index(move)])
+
+    def share_of(self, move):
+        """move's share of the root's simulations."""
+        if move not in self.moves or not self.total_visits:
+            return 0.0
+        return float(self.visits[self.moves.index(move)]) / self.total_visits
+
+    def best(self, permitted=lambda move: True):
+        for move, visits, *_ in self.ranked():
+            if permitted(move):
+                return move
+        return None
+
+
+@dataclass
+class _TreeOwner:
+    """A tree and the game it was built for (what tree reuse checks)."""
+    tree: TreeSearch
+    history: list = field(default_factory=list)
+    key: tuple = ()
+
+
+class SearchPlayer:
+    """Monte-Carlo tree search with the evaluator's prior (module docstring)."""
+
+    def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
+                 seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=True,
+                 prior_visits=DEFAULT_NET_PRIOR, prior_scale=DEFAULT_PRIOR_SCALE,
+                 value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
+                 rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
+                 patterns=True, reuse_tree=True):
+        if playouts is None and seconds_per_move is None:
+            raise ValueError("the search needs a budget: playouts, seconds per move, or both")
+        if playouts is not None and playouts < 1:
+            raise ValueError(f"playouts must be at least 1, not {playouts}")
+        if seconds_per_move is not None and not seconds_per_move > 0:
+            raise ValueError(f"seconds per move must be positive, not {seconds_per_move}")
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, not {threads}")
+        self.evaluator = evaluator
+        self.playouts = playouts
+        self.seconds_per_move = seconds_per_move
+        self.threads = threads
+        self.rng = np.random.default_rng(seed)
+        self.resign_threshold = resign_threshold      # None: never resign
+        self.capture_all_dead = capture_all_dead
+        self.use_prior = use_prior
+        self.prior_scale = prior_scale
+        self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
+                                 rave_equivalence=rave_equivalence,
+                                 net_prior_visits=prior_visits, value_weight=value_weight,
+                                 patterns=patterns)
+        self.reuse_tree = reuse_tree
+        self.hopeless_streak = 0
+        self._owners = []
+        self._evaluator_lock = threading.Lock()
+        self.last_analysis = None
+
+    def new_game(self):
+        self.hopeless_streak = 0
+        self._owners = []
+
+    # --- the search -------------------------------------------------------------------------
+
+    def search(self, state, colour, max_playouts=None, max_seconds=None, restriction=None,
+               reuse=True):
+        """Search the position with colour to move; the SearchAnalysis of the root."""
+        state = state_for(state, colour)
+        playouts = self.playouts if max_playouts is None else max_playouts
+        seconds = max_seconds if max_seconds is not None else self.seconds_per_move
+        if playouts is None:
+            playouts = 1 << 40
+        per_thread = max(1, math.ceil(playouts / self.threads))
+        owners = self._trees_for(state, reuse and self.reuse_tree)
+        if restriction is not None:
+            for owner in owners:
+                owner.tree.set_root_filter(self._permitted_array(state, colour, restriction))
+        started = time.perf_counter()
+        if len(owners) == 1:
+            done = [owners[0].tree.run(per_thread, math.inf if seconds is None else seconds)]
+        else:
+            done = [0] * len(owners)
+            errors = []
+
+            def work(i):
+                try:
+                    done[i] = owners[i].tree.run(per_thread,
+                                                 math.inf if seconds is None else seconds)
+                except BaseException as error:   # re-raised in the caller's thread
+                    errors.append(error)
+
+            workers = [threading.Thread(target=work, args=(i,)) for i in range(len(owners))]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+            if errors:
+                raise errors[0]
+        analysis = self._merge(owners, state, sum(done), time.perf_counter() - started)
+        self.last_analysis = analysis
+        return analysis
+
+    def _trees_for(self, state, reuse):
+        """One tree per thread, each kept from the last search when the game went on from its
+        root (the subtree of the moves since), else new."""
+        key = (state.size, state.rules, self.use_prior)
+        history = list(state.history)
+        seen = state.seen_positions()
+        last_move = history[-1][1] if history else None
+        passes = state.consecutive_passes
+        if not reuse or len(self._owners) != self.threads or \
+                any(owner.key != key for owner in self._owners):
+            self._owners = []
+            for i in range(self.threads):
+                seed = int(self.rng.integers(1 << 62))
+                tree = TreeSearch(state.size, state.rules.komi, seed=seed, **self.tree_options)
+                self._owners.append(_TreeOwner(tree, None, key))
+        for owner in self._owners:
+            tree = owner.tree
+            tree.set_prior_function(self._prior_function(state) if self.use_prior else None)
+            old = owner.history
+            if old is not None and history[:len(old)] == old and \
+                    self._alternates(history[len(old):], tree.root_colour) and \
+                    state.to_move == self._colour_after(tree.root_colour, len(history) - len(old)):
+                moves = [loc for _, loc in history[len(old):]]
+                reused = tree.advance(moves, state.board, seen, passes)
+                log.debug("tree reuse: %s", "kept" if reused else "lost")
+            else:
+                tree.set_root(state.board, state.to_move, seen, last_move, passes)
+            tree.set_root_filter(None)
+            owner.history = history
+        return self._owners
+
+    @staticmethod
+    def _alternates(moves, colour):
+        for mover, _ in moves:
+            if mover != colour:
+                return False
+            colour = opponent(colour)
+        return True
+
+    @staticmethod
+    def _colour_after(colour, count):
+        return colour if count % 2 == 0 else opponent(colour)
+
+    def _permitted_array(self, state, colour, restriction):
+        board = state.board
+        permitted = np.zeros(board.num_locs + 1, dtype=np.uint8)
+        for move in state.legal_moves(colour) + [PASS]:
+            if restriction.permits(colour, move):
+                permitted[board.num_locs if move == PASS else move] = 1
+        return permitted
+
+    def _prior_function(self, root_state):
+        """The tree's prior (tree.pyx's set_prior_function) for positions below root_state."""
+        evaluator, lock, scale = self.evaluator, self._evaluator_lock, self.prior_scale
+        num_locs = root_state.board.num_locs
+        work_states = {}
+
+        def prior(path, colour):
+            with lock:
+                work = work_states.get(threading.get_ident())
+                if work is None:
+                    work = work_states[threading.get_ident()] = root_state.copy()
+                for move in path:
+                    work.play(move)
+                try:
+                    moves, values = evaluator.successor_values(work)
+                    value = evaluator.evaluate(work).value
+                finally:
+                    for _ in path:
+                        work.undo()
+            values = np.asarray(values, dtype=float)
+            win = np.full(num_locs + 1, 0.5)
+            probability = np.zeros(num_locs + 1)
+            index = np.array([num_locs if m == PASS else m for m in moves])
+            win[index] = 1.0 / (1.0 + np.exp(-values / scale))
+            probability[index] = boltzmann(values, np.ones(len(values), dtype=bool),
+                                           DEFAULT_PRIOR_BETA)
+            mover_win = 1.0 / (1.0 + math.exp(-value / scale))
+            return win, probability, mover_win if colour == BLACK else 1.0 - mover_win
+
+        return prior
+
+    def _merge(self, owners, state, simulations, seconds):
+        """The trees' root statistics added move by move."""
+        colour, size = state.to_move, state.size
+        totals = {}
+        for owner in owners:
+            for child in owner.tree.root_children():
+                entry = totals.setdefault(child["move"], {"visits": 0, "wins": 0.0, "score": 0.0,
+                                                          "prior": child["prior"], "pv": None,
+                                                          "pv_visits": -1, "prior_win":
+                                                          child["winrate"]})
+                visits = child["visits"]
+                entry["visits"] += visits
+                entry["wins"] += child["winrate"] * visits
+                if visits:
+                    entry["score"] += child["score_lead"] * visits
+                if visits > entry["pv_visits"]:
+                    entry["pv_visits"] = visits
+                    entry["pv"] = owner.tree.principal_variation(child["index"])
+        moves = sorted(totals, key=lambda m: (-totals[m]["visits"],
+                                              -self._winrate(totals[m])))
+        visits = np.array([totals[m]["visits"] for m in moves], dtype=int)
+        winrates = np.array([self._winrate(totals[m]) for m in moves])
+        scores = np.array([totals[m]["score"] / totals[m]["visits"] if totals[m]["visits"]
+                           else math.nan for m in moves])
+        ownership = sum(owner.tree.ownership() for owner in owners) / len(owners)
+        total = int(visits.sum())
+        root_winrate = float((winrates * visits).sum() / total) if total else 0.5
+        return SearchAnalysis(colour, size, moves, visits, winrates, scores,
+                              [totals[m]["prior"] for m in moves],
+                              [totals[m]["pv"] for m in moves], root_winrate, total, ownership,
+                              simulations, seconds)
+
+    @staticmethod
+    def _winrate(entry):
+        return entry["wins"] / entry["visits"] if entry["visits"] else entry["prior_win"]
+
+    # --- the interface the GTP engine uses ---------------------------------------------------
+
+    def analyse(self, state, colour, capture_mode=None, restriction=None, max_seconds=None):
+        """A search of the position (the configured budget, or max_seconds)."""
+        return self.search(state, colour, max_seconds=max_seconds, restriction=restriction)
+
+    def analysis_stream(self, state, colour, interval, restriction=None):
+        """Analyses of a search that goes on (pondering) until the caller stops asking: one
+        every `interval` seconds (at most ANALYSIS_CHUNK_SECONDS)."""
+        chunk = min(max(interval, 0.05), ANALYSIS_CHUNK_SECONDS) if interval > 0 else \
+            ANALYSIS_CHUNK_SECONDS
+        while True:
+            yield self.search(state, colour, max_playouts=1 << 40, max_seconds=chunk,
+                              restriction=restriction)
+
+    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False,
+               restriction=None):
+        """Decision for colour in state (state is not changed). dry_run: the player's random
+        state and trees are as if this call had not been made (a dry run searches a fresh tree,
+        and so will the next real search), so the same call without dry_run decides the same."""
+        if dry_run:
+            saved = copy.deepcopy(self.rng.bit_generator.state), self.hopeless_streak
+            self._owners = []
+            try:
+                return self._choose(state, colour, cleanup, time_budget, restriction)
+            finally:
+                self.rng.bit_generator.state, self.hopeless_streak = saved
+                self._owners = []
+        return self._choose(state, colour, cleanup, time_budget, restriction)
+
+    def _choose(self, state, colour, cleanup, time_budget, restriction):
+        size = state.size
+        history = state.history
+        capture_mode = cleanup or self.capture_all_dead
+        if len(history) >= GAME_LENGTH_VALVE * size * size:
+            return Decision(PASS, None, "game length valve")
+        opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        if opponent_passed and not cleanup and \
+                (restriction is None or restriction.permits(colour, PASS)):
+            # Passing now ends the game: pass exactly when the count wins (as the 1-ply player).
+            dead = () if capture_mode else deadstones.assess(state, self.evaluator).dead
+            count = deadstones.score(state, dead)
+            count = count if colour == BLACK else -count
+            if count > 0:
+                return Decision(PASS, None, f"opponent passed and the count wins by {count:g}")
+        seconds = self.seconds_per_move
+        if time_budget is not None:
+            seconds = time_budget * TIME_SAFETY if seconds is None else \
+                min(seconds, time_budget * TIME_SAFETY)
+        analysis = self.search(state, colour, max_seconds=seconds, restriction=restriction)
+        permitted = (lambda move: True) if restriction is None else \
+            (lambda move: restriction.permits(colour, move))
+        if self.resign_threshold is not None and not cleanup:
+            hopeless = analysis.total_visits > 0 and \
+                max(analysis.winrates[:1], default=0.5) < RESIGN_WINRATE
+            self.hopeless_streak = self.hopeless_streak + 1 if hopeless else 0
+            if self.hopeless_streak >= RESIGN_STREAK:
+                return Decision(RESIGN, analysis, f"win rate below {RESIGN_WINRATE} for "
+                                                  f"{self.hopeless_streak} moves")
+        move = analysis.best(permitted)
+        reason = f"search: {analysis.total_visits} visits"
+        if move == PASS and opponent_passed and not cleanup:
+            move = analysis.best(lambda m: m != PASS and permitted(m))   # the count loses
+            reason = "opponent passed and the count loses"
+        if move == PASS and capture_mode:
+            capture = self._capture_dead(state, colour, analysis, permitted)
+            if capture is not None:
+                move, reason = capture, "capturing dead stones"
+        if move is None:
+            move, reason = PASS, "no permitted move"
+        return Decision(move, analysis, reason, analysis.share_of(move))
+
+    def _capture_dead(self, state, colour, analysis, permitted):
+        """The most visited move (or any legal one) at a liberty of the opponent's dead stones."""
+        dead = [p for p in deadstones.assess(state, self.evaluator).dead
+                if state.board.get(p) == opponent(colour)]
+        liberties = {q for p in dead for q in state.board.liberties(p)}
+        for move in analysis.moves:
+            if move in liberties and permitted(move):
+                return move
+        for move in sorted(liberties):
+            if state.is_legal(move, colour) and permitted(move):
+                return move
+        return None

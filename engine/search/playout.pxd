@@ -1,0 +1,29 @@
+# The playout policy (MoGo's, as Gelly & Silver and Pachi's "moggy" play it) and the Tromp-Taylor
+# count that ends a playout: the C layer of engine/search/playout.pyx.
+#
+# Contracts
+# - Playouts play on a board whose recording is off (Board.copy_position_from): moves are never
+#   undone, and the board is left in the final position.
+# - A move chosen by the policy is legal under simple ko, never fills the mover's own eye
+#   (Board.is_eye_fast) and is never a self-atari of a chain of two or more stones.
+# - first_player[p], where given, records the colour that first put a stone on p (0 = none yet):
+#   the all-moves-as-first statistics of RAVE. The caller clears it.
+
+from engine.rules.board cimport Board
+from engine.rules.types cimport loc_t
+
+cdef struct PlayoutPolicy:
+    const unsigned char *pattern_table   # patterns.pattern_table(): 1 = an urgent local move
+    bint use_patterns                    # 3x3 patterns around the last move
+    bint use_tactics                     # escapes and captures around the last move
+    int max_moves                        # a playout longer than this is cut and counted
+
+cdef unsigned long long next_random(unsigned long long *state) noexcept nogil
+cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil
+cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil
+cdef bint is_bad_self_atari(Board board, loc_t p, int colour) noexcept nogil
+cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
+                       unsigned long long *rng) noexcept nogil
+cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
+                  unsigned long long *rng, int *first_player) noexcept nogil
+cdef double area_margin(Board board, double komi, signed char *owner) noexcept nogil

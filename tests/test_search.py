@@ -1,0 +1,378 @@
+"""Monte-Carlo tree search: the pattern table, the playout policy on ASCII diagrams, the tree's
+invariants, superko, budgets, reuse, determinism, and small problems the search must solve."""
+import time
+
+import numpy as np
+import pytest
+
+from engine.nets.evaluator import UniformEvaluator
+from engine.play.search_player import SearchPlayer
+from engine.rules.board import BLACK, PASS, WHITE, Board
+from engine.rules.coords import format_vertex, parse_vertex
+from engine.rules.game import GameState, Rules
+from engine.search import patterns, playout
+from engine.search.tree import TreeSearch
+
+
+def point(board, vertex):
+    return parse_vertex(vertex, board.size)
+
+
+def vertices(board, locs):
+    return {format_vertex(p, board.size) if p != PASS else "pass" for p in locs}
+
+
+def loaded(diagram):
+    board = Board.from_ascii(diagram)
+    board.check_consistency()
+    return board
+
+
+# --- patterns -------------------------------------------------------------------------------------
+
+def test_pattern_table_matches_the_shapes_in_every_orientation_and_colour():
+    table = patterns.pattern_table()
+    assert table.shape == (patterns.TABLE_SIZE,) and not table.flags.writeable
+    hane = ("XOX",
+            "...",
+            "...")
+    rotated = (".X.",
+               "..O",
+               ".X.")
+    swapped = ("OXO",
+               "...",
+               "...")
+    for rows in (hane, rotated, swapped):
+        assert table[patterns.index_of(rows)] == 1, rows
+    assert table[patterns.index_of(("...", "...", "..."))] == 0
+    assert table[patterns.index_of(("X..", "...", "..."))] == 0
+
+
+def test_pattern_table_marks_points_next_to_a_chain_in_atari():
+    table = patterns.pattern_table()
+    lone = ("...",
+            "..O",
+            "...")
+    assert table[patterns.index_of(lone)] == 0
+    assert table[patterns.index_of(lone, atari="E")] == 1
+
+
+def test_edge_shapes_match_only_with_the_edge():
+    table = patterns.pattern_table()
+    assert table[patterns.index_of(("...",
+                                    "...",
+                                    "###"))] == 0
+    # "edge, cut" with the edge on each side: the board's rotations read the same table
+    for rows in patterns.orientations(("XOX",
+                                       "O.X",
+                                       "###")):
+        assert table[patterns.index_of(rows)] == 1, rows
+
+
+# --- the playout policy ---------------------------------------------------------------------------
+
+def test_policy_captures_the_chain_the_last_move_left_in_atari():
+    board = loaded("""
+        . . X . .
+        . X O . .
+        . X O X .
+        . . X . .
+        . . . . .
+    """)
+    # White's last move C3 left C4-C3 in atari (liberty D4): Black takes it.
+    moves = playout.policy_moves(board, BLACK, last_move=point(board, "C3"), samples=50)
+    assert vertices(board, moves) == {"D4"}
+
+
+def test_policy_escapes_from_atari_by_extending():
+    board = loaded("""
+        . . . . .
+        . . . . .
+        . O X O .
+        . . O . .
+        . . . . .
+    """)
+    # White's D3 left the black stone C3 in atari (liberty C4); C4 gives it three liberties.
+    moves = playout.policy_moves(board, BLACK, last_move=point(board, "D3"), samples=50)
+    assert vertices(board, moves) == {"C4"}
+
+
+def test_policy_escapes_by_capturing_a_neighbour_in_atari_or_connecting_out():
+    board = loaded("""
+        . . . . .
+        . . O . .
+        . O X O X
+        . . . X .
+        . . . . .
+    """)
+    # White's B3 left C3 in atari (liberty C2); White's D3 is itself in atari (liberty D4).
+    moves = playout.policy_moves(board, BLACK, last_move=point(board, "B3"), samples=100)
+    assert vertices(board, moves) == {"D4", "C2"}
+
+
+def test_policy_never_fills_its_own_eye():
+    board = loaded("""
+        . X . X .
+        X X X X X
+        . . . . .
+        O O O O O
+        . O . O .
+    """)
+    for colour, eyes in ((BLACK, {"A5", "C5", "E5"}), (WHITE, {"A1", "C1", "E1"})):
+        chosen = set()
+        for seed in range(40):
+            chosen.add(playout.policy_move(board, colour, seed=seed))
+        assert not vertices(board, chosen) & eyes, colour
+
+
+def test_policy_avoids_self_atari_of_a_larger_chain():
+    board = loaded("""
+        . . O . .
+        X X O . .
+        O O O . .
+        . . . . .
+        . . . . .
+    """)
+    # A5 or B5 would leave the black chain A4-B4 with one liberty: never chosen.
+    chosen = {playout.policy_move(board, BLACK, seed=seed) for seed in range(300)}
+    assert not vertices(board, chosen) & {"A5", "B5"}
+    assert len(chosen) > 5
+
+
+def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor():
+    board = Board(9)
+    margin, owner, moves = playout.playout_score(board, BLACK, komi=7.0, seed=3)
+    assert moves > 20
+    on_board = [owner[p] for p in board.points()]
+    assert all(v in (-1, 1) for v in on_board)            # no neutral point after a full playout
+    assert margin == sum(on_board) - 7.0
+
+
+def test_area_count_on_a_diagram():
+    board = loaded("""
+        . X O .
+        . X O .
+        . X O .
+        . X O .
+    """)
+    assert playout.area_count(board, 0.0) == 0
+    assert playout.area_count(board, 7.0) == -7.0
+    board.play(point(board, "D4"), BLACK)
+    assert playout.area_count(board, 0.0) == 5      # Black: A, B and D4 (9); White: C (4); D1-D3 neutral
+
+
+# --- the tree -------------------------------------------------------------------------------------
+
+def searched(board, colour, simulations, **options):
+    tree = TreeSearch(board.size, options.pop("komi", 0.5), seed=options.pop("seed", 1), **options)
+    tree.set_root(board, colour, [board.hash])
+    tree.run(simulations, stop_early=False)
+    return tree
+
+
+def test_tree_invariants_hold_after_a_search():
+    tree = searched(Board(7), BLACK, 2000)
+    tree.check_invariants()
+    assert tree.root_visits == 2000 == tree.playouts
+    children = tree.root_children()
+    assert sum(c["visits"] for c in children) == 2000 - tree.node(0)["visits_at_expansion"]
+    assert all(0 <= c["winrate"] <= 1 for c in children)
+    assert children[0]["visits"] >= children[-1]["visits"]
+    assert np.all(np.abs(tree.ownership()) <= 1)
+
+
+def test_a_seeded_search_repeats_exactly_and_another_seed_differs():
+    def summary(seed):
+        return [(c["move"], c["visits"], c["winrate"], c["rave_visits"])
+                for c in searched(Board(9), BLACK, 1500, seed=seed).root_children()]
+    first, again, other = summary(5), summary(5), summary(6)
+    assert first == again
+    assert first != other
+
+
+def test_the_node_budget_stops_growth_without_failing():
+    tree = searched(Board(9), BLACK, 3000, max_nodes=500)
+    assert tree.num_nodes <= 500
+    assert tree.root_visits == 3000
+    tree.check_invariants()
+
+
+def test_the_time_budget_holds():
+    tree = TreeSearch(19, 7.5, seed=1)
+    tree.set_root(Board(19), BLACK)
+    started = time.perf_counter()
+    done = tree.run(10 ** 9, max_seconds=0.3)
+    elapsed = time.perf_counter() - started
+    assert 0 < done < 10 ** 9
+    assert elapsed < 0.3 + 0.25       # the clock is read every 16 simulations
+
+
+def test_stop_early_when_the_best_move_cannot_change():
+    board = loaded(STRAIGHT_THREE)
+    tree = TreeSearch(5, 3.5, seed=1)
+    tree.set_root(board, WHITE, [board.hash])
+    done = tree.run(20000, stop_early=True)
+    assert done < 20000
+    assert format_vertex(tree.root_children()[0]["move"], 5) == "B2"
+
+
+def test_moves_that_repeat_an_earlier_position_are_not_in_the_tree():
+    board = Board(5)
+    game = GameState(5, Rules(komi=0.5))
+    banned = point(board, "C3")
+    after = board.copy()
+    after.play(banned, BLACK)
+    tree = TreeSearch(5, 0.5, seed=1)
+    tree.set_root(game.board, BLACK, game.seen_positions() | {after.hash})
+    tree.run(100, stop_early=False)
+    children = {c["move"] for c in tree.root_children()}
+    assert banned not in children
+    assert children == (set(game.legal_moves(BLACK)) - {banned}) | {PASS}
+
+
+def test_simple_ko_is_respected_at_the_root():
+    board = loaded("""
+        . X O .
+        X O . O
+        . X O .
+        . . . .
+    """)
+    game = GameState.from_board(board, BLACK, Rules(komi=0.5))
+    game.play(point(board, "C3"), BLACK)          # takes the ko
+    retake = point(board, "B3")
+    assert not game.is_legal(retake, WHITE)
+    tree = TreeSearch(4, 0.5, seed=1)
+    tree.set_root(game.board, WHITE, game.seen_positions(), last_move=point(board, "C3"))
+    tree.run(50, stop_early=False)
+    assert retake not in {c["move"] for c in tree.root_children()}
+    tree.check_invariants()
+
+
+def test_tree_reuse_keeps_the_subtree_of_the_moves_played():
+    tree = searched(Board(9), BLACK, 3000)
+    best = tree.root_children()[0]
+    game = GameState(9, Rules(komi=0.5))
+    game.play(best["move"], BLACK)
+    assert tree.advance([best["move"]], game.board, game.seen_positions())
+    assert tree.root_visits == best["visits"]
+    assert tree.root_colour == WHITE
+    tree.check_invariants()
+    tree.run(100, stop_early=False)
+    tree.check_invariants()
+    # a line the tree does not hold: a fresh tree
+    game.play(PASS, WHITE)
+    game.play(PASS, BLACK)
+    assert not tree.advance([PASS, PASS], game.board, game.seen_positions(), passes=2) or \
+        tree.root_visits > 0
+    fresh = searched(Board(9), BLACK, 50)
+    assert not fresh.advance([point(game.board, "A1"), point(game.board, "B1"),
+                              point(game.board, "C1")], game.board, game.seen_positions())
+    assert fresh.root_visits == 0 and fresh.num_nodes == 1
+
+
+def test_root_filter_restricts_the_root_moves():
+    board = Board(5)
+    tree = TreeSearch(5, 0.5, seed=1)
+    tree.set_root(board, BLACK, [board.hash])
+    permitted = np.zeros(board.num_locs + 1, dtype=np.uint8)
+    allowed = {point(board, "A1"), point(board, "E5")}
+    for p in allowed:
+        permitted[p] = 1
+    tree.set_root_filter(permitted)
+    tree.run(300, stop_early=False)
+    visited = {c["move"] for c in tree.root_children() if c["visits"] > 0}
+    assert visited <= allowed
+    with pytest.raises(ValueError):
+        tree.set_root_filter(np.ones(3))
+
+
+# --- problems the search must solve -----------------------------------------------------------
+
+def best_move(board, colour, simulations, komi, seed=1):
+    tree = TreeSearch(board.size, komi, seed=seed)
+    tree.set_root(board, colour, [board.hash])
+    tree.run(simulations, stop_early=False)
+    return format_vertex(tree.root_children()[0]["move"], board.size)
+
+
+# White's group has a straight three of eye space (A2 B2 C2) and no outside liberty. Alive it
+# has 11 points to Black's 14, so with komi 3.5 the group decides the game: the middle point
+# kills it (Black to move) or makes its two eyes (White to move).
+STRAIGHT_THREE = """
+    . . . . .
+    X X X X X
+    O O O O X
+    . . . O X
+    O O O O X
+"""
+
+# A black chain of four stones in atari (liberty G6) in an otherwise even position.
+CHAIN_IN_ATARI = """
+    . . . . . . . . .
+    . . . . . . . . .
+    . . O O O O . . .
+    . O X X X X . . .
+    . . O O O O . . .
+    . . . . . . . . .
+    . X X . . . X X .
+    . . . X . X . . .
+    . . . . . . . . .
+"""
+
+
+@pytest.mark.parametrize("colour", [BLACK, WHITE])
+def test_search_finds_the_vital_point_of_a_straight_three(colour):
+    assert best_move(loaded(STRAIGHT_THREE), colour, 3000, komi=3.5) == "B2"
+
+
+@pytest.mark.parametrize("colour", [BLACK, WHITE])
+def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour):
+    assert best_move(loaded(CHAIN_IN_ATARI), colour, 3000, komi=7.0) == "G6"
+
+
+# --- the player ---------------------------------------------------------------------------------
+
+def test_search_player_plays_legal_moves_and_passes_after_a_won_pass():
+    player = SearchPlayer(UniformEvaluator(), playouts=300, seed=1)
+    game = GameState(5, Rules(komi=0.5))
+    for _ in range(60):
+        if game.is_over():
+            break
+        decision = player.choose(game, game.to_move)
+        assert decision.move == PASS or game.is_legal(decision.move)
+        if decision.move == "resign":
+            break
+        game.play(decision.move)
+        game.board.check_consistency()
+    assert game.is_over() or len(game.history) == 60
+
+
+def test_dry_run_decides_what_the_real_call_decides():
+    game = GameState(7, Rules(komi=0.5))
+    player = SearchPlayer(UniformEvaluator(), playouts=400, seed=3)
+    dry = player.choose(game, BLACK, dry_run=True)
+    real = player.choose(game, BLACK)
+    assert dry.move == real.move
+
+
+def test_threads_add_their_root_statistics():
+    player = SearchPlayer(UniformEvaluator(), playouts=800, threads=2, seed=1, use_prior=False)
+    analysis = player.search(GameState(7, Rules(komi=0.5)), BLACK)
+    assert 0 < analysis.simulations <= 800
+    assert analysis.total_visits == analysis.simulations   # the roots expand at their first visit
+
+
+def test_prior_function_feeds_the_evaluator_values_into_the_children():
+    player = SearchPlayer(UniformEvaluator(), playouts=50, seed=1, prior_visits=30)
+    analysis = player.search(GameState(5, Rules(komi=0.5)), BLACK)
+    priors = [p for p in analysis.priors if p is not None]
+    assert priors and abs(sum(priors) - 1.0) < 1e-6
+
+
+def test_an_evaluator_failure_reaches_the_caller():
+    class Exploding(UniformEvaluator):
+        def successor_values(self, state):
+            raise RuntimeError("boom")
+    player = SearchPlayer(Exploding(), playouts=50, seed=1)
+    with pytest.raises(RuntimeError, match="boom"):
+        player.search(GameState(5, Rules(komi=0.5)), BLACK)
