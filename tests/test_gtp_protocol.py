@@ -617,6 +617,22 @@ def test_out_of_time_the_engine_plays_an_instant_move():
     assert "instant" not in ask(session, "kosumi-chosen_move w")[1]
 
 
+def test_the_search_keeps_within_the_clock():
+    # An unlimited number of playouts: only the clock stops the search.
+    session = make_session(UNIFORM + ["--search", "mcts", "--playouts", "100000000"])
+    assert ask(session, "boardsize 9")[0] and ask(session, "time_settings 0 1 1")[0]
+    for colour in "bw":
+        started = time.monotonic()
+        ok, move = ask(session, f"genmove {colour}")
+        assert ok and re.fullmatch(r"[A-HJ][1-9]", move)
+        assert time.monotonic() - started < 1.0         # one second per move (Canadian)
+    assert ask(session, "time_left b 0.05 0")[0]        # nearly out of time: still a move, at once
+    started = time.monotonic()
+    ok, move = ask(session, "genmove b")
+    assert ok and re.fullmatch(r"[A-HJ][1-9]|pass", move)
+    assert time.monotonic() - started < 0.5
+
+
 def test_japanese_rules_count_territory_and_prisoners():
     session = make_session(UNIFORM + ["--rules", "japanese", "--komi", "0.5"])
     for line in ("boardsize 5", "play b A4", "play b B4", "play b C4", "play b D4", "play b E4",

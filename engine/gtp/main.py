@@ -20,7 +20,7 @@ def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
     from engine.play.search_player import DEFAULT_PLAYOUTS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
-                                    DEFAULT_VALUE_WEIGHT)
+                                    DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT)
     parser = argparse.ArgumentParser(
         prog="kosumi",
         description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
@@ -70,13 +70,17 @@ def build_parser():
                         default=DEFAULT_NET_PRIOR,
                         help="games of equivalent experience the prior is worth (default: "
                              "%(default)g)")
+    search.add_argument("--prior-threshold", type=int, default=DEFAULT_NET_PRIOR_THRESHOLD,
+                        metavar="N", help="visits a node needs before the net gives its "
+                                          "children their prior (the root: at once); default: "
+                                          "%(default)d")
     search.add_argument("--value-weight", type=number(minimum=0, maximum=1, what="value weight"),
                         default=DEFAULT_VALUE_WEIGHT,
                         help="share of the net's value in each simulation's result (default: "
                              "%(default)g: playouts only)")
     search.add_argument("--expand-threshold", type=int, default=DEFAULT_EXPAND_THRESHOLD,
-                        metavar="N", help="visits before a leaf is expanded (and the net "
-                                          "called); default: %(default)d")
+                        metavar="N", help="visits before a leaf gets children; default: "
+                                          "%(default)d")
     search.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
                         help="node budget per tree; the search stops growing there "
                              "(default: %(default)d)")
@@ -105,6 +109,9 @@ def make_evaluator(args):
         from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
     from engine.nets.evaluator import load_evaluator
+    if args.search == "mcts" and args.search_prior == "net":
+        from engine.play.search_player import SEARCH_CACHE_SIZE
+        return load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
     return load_evaluator(args.weights)
 
 
@@ -127,6 +134,7 @@ def build_engine(args):
                             threads=args.threads, seed=seed, resign_threshold=resign_threshold,
                             capture_all_dead=args.capture_all_dead,
                             use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
+                            prior_threshold=args.prior_threshold,
                             value_weight=args.value_weight,
                             expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
     return KosumiEngine(evaluator, searcher, komi=args.komi, rules=args.rules, size=args.size,

@@ -11,7 +11,7 @@ The prior. The evaluator's value of each successor, in points for the mover, bec
 probability 1 / (1 + exp(-value / prior_scale)) given to the child as net_prior_visits games
 (Gelly & Silver's equivalent experience), and a Boltzmann probability exp(beta * value) shown as
 the move's `prior` in analysis. The evaluator is called once per expanded node, so its cost per
-simulation falls as expand_threshold rises.
+simulation falls as prior_threshold (the visits a node needs before it asks) rises.
 
 Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
 seed; the playouts release the GIL, the evaluator calls take it), and their root statistics are
@@ -31,11 +31,14 @@ from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STRE
 from engine.rules.board import BLACK, PASS, WHITE, opponent
 from engine.scoring import deadstones
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
-                                DEFAULT_RAVE_EQUIVALENCE, DEFAULT_VALUE_WEIGHT, TreeSearch)
+                                DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
+                                DEFAULT_VALUE_WEIGHT, TreeSearch)
 
 log = logging.getLogger("kosumi.search")
 
 DEFAULT_PLAYOUTS = 3000
+SEARCH_CACHE_SIZE = 4096        # evaluator positions remembered: a node's parent must still be
+                                # there when the node is expanded (else the recurrence replays)
 DEFAULT_PRIOR_SCALE = 5.0       # points: a 5-point better successor is a 73% prior win rate
 DEFAULT_PRIOR_BETA = 1.0        # Boltzmann beta (per point) of the prior shown in analysis
 RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulations
@@ -94,7 +97,8 @@ class SearchPlayer:
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=True,
-                 prior_visits=DEFAULT_NET_PRIOR, prior_scale=DEFAULT_PRIOR_SCALE,
+                 prior_visits=DEFAULT_NET_PRIOR, prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
+                 prior_scale=DEFAULT_PRIOR_SCALE,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
                  patterns=True, reuse_tree=True):
@@ -117,7 +121,8 @@ class SearchPlayer:
         self.prior_scale = prior_scale
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
-                                 net_prior_visits=prior_visits, value_weight=value_weight,
+                                 net_prior_visits=prior_visits,
+                                 net_prior_threshold=prior_threshold, value_weight=value_weight,
                                  patterns=patterns)
         self.reuse_tree = reuse_tree
         self.hopeless_streak = 0

@@ -118,6 +118,9 @@ cdef class Board:
     cdef unsigned int new_mark_epoch(self) noexcept nogil
     cdef unsigned long long next_random(self) noexcept nogil
     cdef int random_playout(self, int colour, int max_moves) noexcept nogil
+    cdef hash_t hash_after(self, loc_t p, int colour) noexcept nogil
+    # The stones hash after colour plays the legal move p (superko checks without playing when
+    # p captures nothing).
     cdef void copy_position_from(self, Board other) noexcept nogil
     # The position of other (same size): stones, chains, liberties, empty list, ko, captures and
     # hash; the undo history emptied and recording off, as playouts want. The random state stays.

@@ -482,6 +482,22 @@ cdef class Board:
 
     # ------------------------------------------------------------------ Python API
 
+    cdef hash_t hash_after(self, loc_t p, int colour) noexcept nogil:
+        cdef int i
+        cdef loc_t q
+        cdef hash_t h
+        cdef bint was_recording = self.recording
+        for i in range(4):
+            q = p + self.neighbour_offset[i]
+            if self.colour[q] == 3 - colour and self.in_atari(self.chain_head[q]):
+                self.recording = True
+                self.play_move(p, colour, False)
+                h = self.zobrist
+                self.undo_move()
+                self.recording = was_recording
+                return h
+        return self.zobrist ^ ZOBRIST[colour][p]
+
     cdef void copy_position_from(self, Board other) noexcept nogil:
         # Only the points in use are copied: a 9x9 board is 121 of the 729 slots.
         cdef size_t used = other.num_locs * sizeof(int)

@@ -220,11 +220,14 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPo
     num_empty = board.num_empty
     if num_empty == 0:
         return PASS_LOC
-    start = random_below(rng, num_empty)
-    for i in range(num_empty):
-        p = board.empty_list[(start + i) % num_empty]
+    i = random_below(rng, num_empty)
+    for start in range(num_empty):       # every empty point once, from a random one on
+        p = board.empty_list[i]
         if playable(board, p, colour):
             return p
+        i += 1
+        if i == num_empty:
+            i = 0
     return PASS_LOC
 
 

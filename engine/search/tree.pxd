@@ -29,6 +29,7 @@ cdef struct Node:
     float prior_wins           #   node's and its RAVE statistics
     float prior                # the evaluator's selection probability of `move`, or -1
     float net_black_win        # the evaluator's win probability for Black here, or -1
+    bint prior_asked           # the prior function was called for this node's children
     hash_t hash                # stones after `move`
 
 cdef class TreeSearch:
@@ -53,6 +54,7 @@ cdef class TreeSearch:
     cdef readonly double exploration
     cdef readonly double even_prior_visits
     cdef readonly double net_prior_visits
+    cdef readonly int net_prior_threshold
     cdef readonly double value_weight
     cdef object prior_function
     cdef unsigned char *root_filter      # NULL, or 1 per point (pass last) the root may play

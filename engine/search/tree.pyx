@@ -12,11 +12,12 @@ Selection (MC-RAVE with the minimum-MSE schedule): a child's value is
 where Q and Q_rave include the prior as equivalent experience (prior_visits games at the prior's
 win rate, added to both), plus an optional UCB term exploration * sqrt(ln N / n).
 
-Priors. Without an evaluator every child gets even_prior_visits games at 50%. With one,
-`prior_function(path_moves, colour)` (engine/play/search_player.py) returns for every point and
-pass the evaluator's win probability of the move for the mover and its selection probability;
-the child gets net_prior_visits games at that win rate, and the node remembers the evaluator's
-value of the position, which is mixed into the result of every simulation that passes through it
+Priors. Every child starts with even_prior_visits games at 50%. With an evaluator, once a node
+has net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
+(engine/play/search_player.py) returns for every point and pass the evaluator's win probability
+of the move for the mover and its selection probability; each child's prior becomes
+net_prior_visits games at that win rate, and the node remembers the evaluator's value of the
+position, which is mixed into the result of every simulation that passes through it
 (the deepest such node): result = (1 - value_weight) * playout + value_weight * value.
 
 Results are Black wins (1), losses (0) or jigo (0.5) by the Tromp-Taylor count of the playout's
@@ -47,6 +48,9 @@ DEFAULT_EXPAND_THRESHOLD = 2    # visits before a leaf gets children (Pachi expa
 DEFAULT_RAVE_EQUIVALENCE = 3000.0  # where tree and RAVE statistics weigh the same (Pachi's 3000)
 DEFAULT_EVEN_PRIOR = 10.0       # games at 50% per child without an evaluator (michi, Pachi: ~10)
 DEFAULT_NET_PRIOR = 20.0        # games at the evaluator's win rate per child
+DEFAULT_NET_PRIOR_THRESHOLD = 8  # visits before a node asks the evaluator (the root: at once); an
+                                 # evaluator call costs tens of playouts, so only nodes that the
+                                 # search comes back to get one
 DEFAULT_VALUE_WEIGHT = 0.0      # the evaluator's value in each result (0: playouts only)
 
 
@@ -85,12 +89,14 @@ cdef class TreeSearch:
                  double rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, double exploration=0.0,
                  double even_prior_visits=DEFAULT_EVEN_PRIOR,
                  double net_prior_visits=DEFAULT_NET_PRIOR,
+                 int net_prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
                  double value_weight=DEFAULT_VALUE_WEIGHT, bint patterns=True,
                  bint tactics=True, seed=0):
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if expand_threshold < 0 or rave_equivalence <= 0 or exploration < 0 or \
-                even_prior_visits < 0 or net_prior_visits < 0 or not 0 <= value_weight <= 1:
+                even_prior_visits < 0 or net_prior_visits < 0 or net_prior_threshold < 0 or \
+                not 0 <= value_weight <= 1:
             raise ValueError("search parameters out of range")
         self.size = size
         self.komi = komi
@@ -100,6 +106,7 @@ cdef class TreeSearch:
         self.exploration = exploration
         self.even_prior_visits = even_prior_visits
         self.net_prior_visits = net_prior_visits
+        self.net_prior_threshold = net_prior_threshold
         self.value_weight = value_weight
         self.policy.pattern_table = &_PATTERNS.view[0]
         self.policy.use_patterns = patterns
@@ -297,20 +304,16 @@ cdef class TreeSearch:
         cdef loc_t moves[MAX_LOCS]
         cdef hash_t hashes[MAX_LOCS]
         cdef Node *child
-        self.work.recording = True
         for i in range(self.work.num_empty):
             p = self.work.empty_list[i]
             if self.work.illegal_reason(p, colour) != LEGAL or self.work.is_eye_fast(p, colour):
                 continue
-            self.work.play_move(p, colour, False)
-            h = self.work.zobrist
-            self.work.undo_move()
+            h = self.work.hash_after(p, colour)
             if self._superko_repeat(h, node):
                 continue
             moves[count] = p
             hashes[count] = h
             count += 1
-        self.work.recording = False
         moves[count] = PASS_LOC
         hashes[count] = self.work.zobrist
         count += 1
@@ -322,9 +325,6 @@ cdef class TreeSearch:
             child = &self.nodes[first + i]
             child.prior_visits = self.even_prior_visits
             child.prior_wins = 0.5 * self.even_prior_visits
-        if self.prior_function is not None and not self.prior_failed:
-            with gil:
-                self._apply_prior(node, first, count, colour, depth)
         self.nodes[node].first_child = first
         self.nodes[node].num_children = count
         self.nodes[node].visits_at_expansion = self.nodes[node].visits
@@ -337,6 +337,7 @@ cdef class TreeSearch:
         cdef double[::1] win, probability
         cdef int i, index, d
         cdef Node *child
+        self.nodes[node].prior_asked = True
         try:
             path = [self.nodes[self.path[d]].move for d in range(1, depth + 1)]
             answer = self.prior_function(path, colour)
@@ -411,6 +412,11 @@ cdef class TreeSearch:
                     break
                 if self._expand(node, colour, depth) < 0:
                     break
+            if self.prior_function is not None and not self.nodes[node].prior_asked and \
+                    (node == 0 or self.nodes[node].visits >= self.net_prior_threshold):
+                with gil:
+                    self._apply_prior(node, self.nodes[node].first_child,
+                                      self.nodes[node].num_children, colour, depth)
                 if self.prior_failed:
                     return -1
                 if self.nodes[node].net_black_win >= 0:

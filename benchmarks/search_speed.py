@@ -1,0 +1,85 @@
+"""Search speed: playouts per second of the playout policy, and simulations per second of the tree
+search on 9x9 and 19x19, with one and two threads, with and without the net's prior.
+
+    python benchmarks/search_speed.py                       # every row, a few seconds each
+    python benchmarks/search_speed.py --rows playouts       # only the policy's playouts
+    python benchmarks/search_speed.py --weights weights/isn14_9x9.npz   # another prior net
+
+Rows are measured one after another in the same process, so their ratios are comparable; run it
+on an otherwise idle machine (BENCHMARKS.md says what else was running). Each search starts from
+the empty board and from a middle-game position (40 random policy moves), without early stops.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from engine.nets.evaluator import load_evaluator  # noqa: E402
+from engine.play.search_player import SEARCH_CACHE_SIZE, SearchPlayer  # noqa: E402
+from engine.rules.board import BLACK, Board  # noqa: E402
+from engine.rules.game import GameState, Rules  # noqa: E402
+from engine.search import playout  # noqa: E402
+
+
+def middle_game(size, moves=40, seed=3):
+    """A game of `moves` policy moves (legal under superko), as a GameState."""
+    game = GameState(size, Rules(komi=7.0))
+    for i in range(moves):
+        move = playout.policy_move(game.board, game.to_move, seed=seed * 1000 + i)
+        if move < 0 or not game.is_legal(move):
+            break
+        game.play(move)
+    return game
+
+
+def playout_rows(sizes, count):
+    for size in sizes:
+        board = Board(size)
+        for name, patterns, tactics in (("light (uniform, no eye fill)", False, False),
+                                        ("MoGo policy (tactics + 3x3 patterns)", True, True)):
+            seconds, moves = playout.playouts_per_second(board, BLACK, count, patterns=patterns,
+                                                         tactics=tactics)
+            print(f"| {size}x{size} | playouts, {name} | {count / seconds:,.0f} /s | "
+                  f"{moves:.0f} moves each |")
+
+
+def search_rows(sizes, evaluator, seconds, threads_list):
+    for size in sizes:
+        for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
+                            ("move 40", middle_game(size))):
+            for use_prior in (False, True):
+                for threads in threads_list:
+                    player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
+                                          threads=threads, seed=1, use_prior=use_prior,
+                                          reuse_tree=False, max_nodes=4_000_000)
+                    started = time.perf_counter()
+                    analysis = player.search(game, game.to_move)
+                    elapsed = time.perf_counter() - started
+                    prior = "net prior" if use_prior else "no prior"
+                    print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
+                          f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
+                          f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", choices=("all", "playouts", "search"), default="all")
+    parser.add_argument("--sizes", default="9,19")
+    parser.add_argument("--playouts", type=int, default=20000, help="playouts per policy row")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per search row")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--weights", help="the prior's weight file (default: the shipped net)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print("| board | what | speed | notes |\n|---|---|---|---|")
+    if args.rows in ("all", "playouts"):
+        playout_rows(sizes, args.playouts)
+    if args.rows in ("all", "search"):
+        evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
+        search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")])
+
+
+if __name__ == "__main__":
+    main()
