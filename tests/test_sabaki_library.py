@@ -18,11 +18,12 @@ pytestmark = pytest.mark.skipif(
     reason="needs node and @sabaki/gtp in .ci/node_modules (npm install --prefix .ci @sabaki/gtp)")
 
 
-@pytest.mark.parametrize("size", [7, 9])
-def test_a_whole_game_through_sabakis_gtp_library(size):
+@pytest.mark.parametrize("size, options", [(7, []), (9, []),
+                                           (9, ["--search", "mcts", "--playouts", "300"])])
+def test_a_whole_game_through_sabakis_gtp_library(size, options):
     completed = subprocess.run(
         [NODE, str(REPO / "tests" / "sabaki" / "play_game.js"), sys.executable,
-         str(REPO / "gtp_server.py"), str(size)],
+         str(REPO / "gtp_server.py"), str(size), *options],
         capture_output=True, text=True, timeout=180,
         env={"NODE_PATH": str(LIBRARY.parent.parent), "PATH": "/usr/bin:/bin"})
     assert completed.returncode == 0, completed.stderr

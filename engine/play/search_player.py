@@ -43,6 +43,7 @@ DEFAULT_PRIOR_SCALE = 5.0       # points: a 5-point better successor is a 73% pr
 DEFAULT_PRIOR_BETA = 1.0        # Boltzmann beta (per point) of the prior shown in analysis
 RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulations
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
+FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
 
 
@@ -181,7 +182,8 @@ class SearchPlayer:
         history = list(state.history)
         seen = state.seen_positions()
         last_move = history[-1][1] if history else None
-        passes = state.consecutive_passes
+        # after two passes the game is over; analysing it searches on as if play went on
+        passes = state.consecutive_passes if state.consecutive_passes < 2 else 0
         if not reuse or len(self._owners) != self.threads or \
                 any(owner.key != key for owner in self._owners):
             self._owners = []
@@ -303,9 +305,11 @@ class SearchPlayer:
         every `interval` seconds (at most ANALYSIS_CHUNK_SECONDS)."""
         chunk = min(max(interval, 0.05), ANALYSIS_CHUNK_SECONDS) if interval > 0 else \
             ANALYSIS_CHUNK_SECONDS
+        first = min(chunk, FIRST_ANALYSIS_SECONDS)
         while True:
-            yield self.search(state, colour, max_playouts=1 << 40, max_seconds=chunk,
+            yield self.search(state, colour, max_playouts=1 << 40, max_seconds=first,
                               restriction=restriction)
+            first = chunk
 
     def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False,
                restriction=None):

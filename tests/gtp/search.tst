@@ -34,3 +34,9 @@ play b C3
 play w pass
 10 genmove b
 #? [pass]
+
+# After two passes the game is over, but a GUI may still analyse the position: the search goes on
+# as if play continued.
+play w pass
+11 kata-analyze w 10 maxmoves 1
+#? [info move \S+ visits [1-9]\d* .*]

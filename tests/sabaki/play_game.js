@@ -1,11 +1,12 @@
 // Drive kosumi through Sabaki's own GTP library (@sabaki/gtp): the attach commands written all at
 // once (pipelined), komi before boardsize, a whole game with kata-genmove_analyze for both sides,
 // kata-analyze interrupted by the next command (protocol_version), final_score, quit.
-// Usage: node play_game.js PYTHON GTP_SERVER_PY SIZE; prints one JSON line with what happened.
+// Usage: node play_game.js PYTHON GTP_SERVER_PY SIZE [ENGINE OPTION ...]; prints one JSON line
+// with what happened.
 const {Controller} = require('@sabaki/gtp')
 
-async function main([python, server, size]) {
-  const engine = new Controller(python, [server, '--seed', '5'])
+async function main([python, server, size, ...options]) {
+  const engine = new Controller(python, [server, '--seed', '5', ...options])
   engine.start()
   const errors = []
   const send = async (name, args = [], subscriber) => {
