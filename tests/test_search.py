@@ -376,3 +376,46 @@ def test_an_evaluator_failure_reaches_the_caller():
     player = SearchPlayer(Exploding(), playouts=50, seed=1)
     with pytest.raises(RuntimeError, match="boom"):
         player.search(GameState(5, Rules(komi=0.5)), BLACK)
+
+
+def test_the_evaluator_value_is_mixed_into_every_result_below_it():
+    board = Board(5)
+    num_locs = board.num_locs
+    calls = []
+
+    def prior(path, colour):
+        calls.append((tuple(path), colour))
+        win = np.full(num_locs + 1, 0.5)
+        return win, np.full(num_locs + 1, 1.0 / (num_locs + 1)), 1.0   # Black always wins
+
+    tree = TreeSearch(5, 0.5, seed=1, value_weight=1.0, net_prior_threshold=4)
+    tree.set_prior_function(prior)
+    tree.set_root(board, BLACK, [board.hash])
+    tree.run(500, stop_early=False)
+    assert tree.root_winrate == 1.0                        # only the evaluator's value counts
+    assert calls[0] == ((), BLACK)                         # the root asks at once
+    deeper = [path for path, _ in calls if path]
+    assert deeper and all(colour == (BLACK if len(path) % 2 == 0 else WHITE)
+                          for path, colour in calls)
+    tree.check_invariants()
+    node = tree.node(tree.root_children()[0]["index"])
+    assert node["prior_visits"] == tree.net_prior_visits and node["prior_wins"] == 0.5 * node["prior_visits"]
+
+
+def test_the_prior_steers_the_search_towards_the_evaluators_move():
+    board = Board(7)
+    favourite = point(board, "B2")                           # a poor move without the prior
+
+    def prior(path, colour):
+        win = np.full(board.num_locs + 1, 0.3)
+        if not path:
+            win[favourite] = 0.95
+        return win, win / win.sum(), 0.5
+
+    tree = TreeSearch(7, 7.5, seed=1, net_prior_visits=200)
+    tree.set_prior_function(prior)
+    tree.set_root(board, BLACK, [board.hash])
+    tree.run(400, stop_early=False)
+    assert tree.root_children()[0]["move"] == favourite
+    without = searched(board, BLACK, 400, komi=7.5)
+    assert without.root_children()[0]["move"] != favourite
