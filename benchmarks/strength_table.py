@@ -1,0 +1,109 @@
+"""Strength table from kosumi-match directories: games pooled per row (several matches of the same
+configuration, e.g. run in different sessions with different seeds), engine A's win rate with its
+95% Wilson interval, and A's mean margin over the games scored by two passes.
+
+    python benchmarks/strength_table.py \\
+        --row "no prior, 3000 playouts|3000|runs/noprior-a,runs/noprior-b" \\
+        --row "net prior, 3000 playouts|3000|runs/prior-a" --plot benchmarks/mcts_vs_gnugo10.png
+
+A row is "label|x|dir,dir,...": x (a number, e.g. playouts per move, or empty) places the row on
+the plot; rows with the same label prefix before the comma form one line. The games are read
+from the SGF files kosumi-match writes as it goes (PB/PW name the engines A and B, RE the
+result), so an interrupted match counts with the games it finished.
+"""
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sgfmill import sgf  # noqa: E402
+
+from engine.tools.match import wilson_interval  # noqa: E402
+
+LABEL = re.compile(r"\((A|B)\)\s*$")
+
+
+def game_results(directory):
+    """(a_points, a_margin or None, resigned) per finished game of a match directory."""
+    results = []
+    for path in sorted(Path(directory).glob("game-*.sgf")):
+        root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
+        black = LABEL.search(root.get("PB")).group(1)
+        result = root.get("RE") if root.has_property("RE") else ""
+        if result in ("0", "Draw", "Jigo"):
+            results.append((0.5, 0.0, False))
+            continue
+        match = re.fullmatch(r"([BW])\+(.*)", result)
+        if not match:
+            continue                                  # no result: not a finished game
+        winner_is_a = (match.group(1) == "B") == (black == "A")
+        margin = None
+        try:
+            margin = float(match.group(2))
+        except ValueError:
+            pass                                      # R (resignation), T (time), F (forfeit)
+        results.append((1.0 if winner_is_a else 0.0,
+                        None if margin is None else (margin if winner_is_a else -margin),
+                        match.group(2).startswith("R")))
+    return results
+
+
+def row_summary(directories):
+    games = [g for d in directories for g in game_results(d)]
+    points = sum(g[0] for g in games)
+    margins = [g[1] for g in games if g[1] is not None]
+    low, high = wilson_interval(points, len(games)) if games else (0.0, 0.0)
+    return {"games": len(games), "wins": sum(g[0] == 1.0 for g in games),
+            "draws": sum(g[0] == 0.5 for g in games), "points": points,
+            "rate": points / len(games) if games else float("nan"), "low": low, "high": high,
+            "mean_margin": sum(margins) / len(margins) if margins else float("nan"),
+            "scored": len(margins), "resignations": sum(g[2] for g in games)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--row", action="append", required=True, metavar="LABEL|X|DIRS")
+    parser.add_argument("--plot", metavar="PNG", help="win rate against x, one line per label")
+    args = parser.parse_args()
+    rows = []
+    for spec in args.row:
+        label, x, dirs = spec.split("|")
+        summary = row_summary([d for d in dirs.split(",") if d])
+        rows.append((label, float(x) if x else None, summary))
+    print("| configuration | games | A wins / draws | win rate (95%) | mean margin (scored games) |")
+    print("|---|---|---|---|---|")
+    for label, _, s in rows:
+        print(f"| {label} | {s['games']} | {s['wins']} / {s['draws']} | {100 * s['rate']:.1f}% "
+              f"({100 * s['low']:.1f}–{100 * s['high']:.1f}%) | {s['mean_margin']:+.1f} "
+              f"({s['scored']}) |")
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        lines = {}
+        for label, x, s in rows:
+            if x is not None and s["games"]:
+                lines.setdefault(label.split(",")[0], []).append((x, s))
+        figure, axes = plt.subplots(figsize=(7, 4.5))
+        for name, points in lines.items():
+            points.sort(key=lambda item: item[0])
+            xs = [p[0] for p in points]
+            rates = [100 * p[1]["rate"] for p in points]
+            errors = [[100 * (p[1]["rate"] - p[1]["low"]) for p in points],
+                      [100 * (p[1]["high"] - p[1]["rate"]) for p in points]]
+            axes.errorbar(xs, rates, yerr=errors, marker="o", capsize=4, label=name)
+        axes.axhline(50, color="grey", linewidth=0.8, linestyle=":")
+        axes.set_xscale("log")
+        axes.set_xlabel("simulations per move")
+        axes.set_ylabel("win rate against GNU Go (%), 95% interval")
+        axes.set_ylim(0, 100)
+        axes.legend()
+        figure.tight_layout()
+        figure.savefig(args.plot, dpi=100)
+
+
+if __name__ == "__main__":
+    main()
