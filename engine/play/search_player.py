@@ -129,7 +129,6 @@ class SearchPlayer:
         self.hopeless_streak = 0
         self._owners = []
         self._evaluator_lock = threading.Lock()
-        self.last_analysis = None
 
     def new_game(self):
         self.hopeless_streak = 0
@@ -137,8 +136,7 @@ class SearchPlayer:
 
     # --- the search -------------------------------------------------------------------------
 
-    def search(self, state, colour, max_playouts=None, max_seconds=None, restriction=None,
-               reuse=True):
+    def search(self, state, colour, max_playouts=None, max_seconds=None, restriction=None):
         """Search the position with colour to move; the SearchAnalysis of the root."""
         state = state_for(state, colour)
         playouts = self.playouts if max_playouts is None else max_playouts
@@ -146,7 +144,7 @@ class SearchPlayer:
         if playouts is None:
             playouts = 1 << 40
         per_thread = max(1, math.ceil(playouts / self.threads))
-        owners = self._trees_for(state, reuse and self.reuse_tree)
+        owners = self._trees_for(state)
         if restriction is not None:
             for owner in owners:
                 owner.tree.set_root_filter(self._permitted_array(state, colour, restriction))
@@ -171,11 +169,9 @@ class SearchPlayer:
                 worker.join()
             if errors:
                 raise errors[0]
-        analysis = self._merge(owners, state, sum(done), time.perf_counter() - started)
-        self.last_analysis = analysis
-        return analysis
+        return self._merge(owners, state, sum(done), time.perf_counter() - started)
 
-    def _trees_for(self, state, reuse):
+    def _trees_for(self, state):
         """One tree per thread, each kept from the last search when the game went on from its
         root (the subtree of the moves since), else new."""
         key = (state.size, state.rules, self.use_prior)
@@ -184,7 +180,7 @@ class SearchPlayer:
         last_move = history[-1][1] if history else None
         # after two passes the game is over; analysing it searches on as if play went on
         passes = state.consecutive_passes if state.consecutive_passes < 2 else 0
-        if not reuse or len(self._owners) != self.threads or \
+        if not self.reuse_tree or len(self._owners) != self.threads or \
                 any(owner.key != key for owner in self._owners):
             self._owners = []
             for i in range(self.threads):
