@@ -31,15 +31,14 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from sgfmill import sgf, sgf_moves
-
 from engine import __version__
 from engine.scoring import deadstones
-from engine.rules.board import BLACK, PASS, WHITE, Board, IllegalMove
-from engine.rules.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
+from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
+from engine.rules.coords import board_points, format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules, fixed_handicap_points
 from engine.play.player import RESIGN, state_for, win_probability
 from engine.play.timecontrol import TimeControl
+from engine.gtp.sgffile import game_to_sgf, load_sgf, parse_until
 
 log = logging.getLogger("kosumi.gtp")
 
@@ -718,16 +717,25 @@ class KosumiEngine(GtpEngineBase):
 
     # --- regression (6.3.5) ---------------------------------------------------------------------
 
-    @gtp_command("loadsgf", WordArg(), OptionalArg(IntArg(1)))
-    def cmd_loadsgf(self, filename, move_number):
-        """Load an SGF file's main line, up to (not including) move_number; kept as it was on
-        any failure."""
+    @gtp_command("loadsgf", WordArg(), OptionalArg(WordArg()))
+    def cmd_loadsgf(self, filename, until_text):
+        """FILE [N | VERTEX]: load an SGF file's main line, up to (not including) move N or the
+        first move at VERTEX; kept as it was on any failure."""
+        until = None
+        if until_text is not None:
+            try:
+                until = parse_until(until_text)
+            except ValueError as error:
+                raise syntax_error(str(error)) from None
         try:
-            loaded = load_sgf(filename, move_number, self.scoring, self.komi)
+            loaded = load_sgf(filename, until, self.scoring, self.komi)
         except (OSError, ValueError) as error:
             raise GtpError(f"{CANNOT_LOAD}: {error}") from None
         self.size = loaded.state.size
         self.komi = loaded.state.rules.komi
+        self.scoring = loaded.scoring
+        self.rules_name = next(name for name, scoring in RULE_SETS.items()
+                               if scoring == loaded.scoring)
         self.state = loaded.state
         self.handicap_stones = loaded.handicap_stones
         self.setup = loaded.setup
@@ -964,87 +972,3 @@ class KosumiEngine(GtpEngineBase):
 
 def _score_text(black_margin):
     return f"{'B' if black_margin >= 0 else 'W'}+{abs(black_margin):.1f}"
-
-
-# --- SGF (sgfmill) --------------------------------------------------------------------------------
-
-@dataclass
-class LoadedGame:
-    state: object
-    handicap_stones: int
-    setup: dict
-
-
-def load_sgf(path, move_number, scoring, current_komi):
-    """The main line of an SGF file as a GameState, stopped before move `move_number` (1 = the
-    first move; None = all moves). Raises OSError or ValueError (the caller's state is untouched:
-    everything is built aside)."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    game = sgf.Sgf_game.from_bytes(data)
-    size = game.get_size()
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValueError(f"board size {size} is not supported")
-    root = game.get_root()
-    komi = game.get_komi() if root.has_property("KM") else current_komi
-    if not math.isfinite(komi):
-        raise ValueError("invalid komi")
-    rules = Rules(ko="positional", suicide=False, scoring=scoring, komi=float(komi))
-    setup_board, plays = sgf_moves.get_setup_and_moves(game)
-    setup = {BLACK: [], WHITE: []}
-    for letter, move in setup_board.list_occupied_points():
-        setup[BLACK if letter == "b" else WHITE].append(from_sgfmill(move, size))
-    handicap = 0
-    if setup[WHITE] or (setup[BLACK] and not root.has_property("HA")):
-        rows = [["."] * size for _ in range(size)]
-        for colour, locs in setup.items():
-            for loc in locs:
-                row, col = divmod(loc, size + 2)
-                rows[row - 1][col - 1] = "X" if colour == BLACK else "O"
-        board = Board.from_ascii("\n".join("".join(row) for row in rows))
-        state = GameState.from_board(board, BLACK, rules)
-    else:
-        state = GameState(size, rules)
-        if setup[BLACK]:
-            state.place_handicap(setup[BLACK])
-            handicap, setup = len(setup[BLACK]), {BLACK: [], WHITE: []}
-    if root.has_property("PL"):
-        state.to_move = BLACK if root.get("PL") == "b" else WHITE
-    elif handicap:
-        state.to_move = WHITE
-    for number, (letter, move) in enumerate(plays, start=1):
-        colour = BLACK if letter == "b" else WHITE
-        if move_number is not None and number >= move_number:
-            state.to_move = colour
-            break
-        try:
-            state.play(from_sgfmill(move, size), colour)
-        except ValueError as error:   # IllegalMove is a ValueError
-            raise ValueError(f"move {number} cannot be played ({error})") from None
-    return LoadedGame(state, handicap, setup)
-
-
-def game_to_sgf(engine):
-    """The engine's game as SGF text (setup, handicap, every move; no empty lines)."""
-    state = engine.state
-    game = sgf.Sgf_game(state.size)
-    root = game.get_root()
-    root.set("KM", state.rules.komi)
-    root.set("RU", "Japanese" if state.rules.scoring == "territory" else "Chinese")
-    root.set("AP", ("kosumi", engine.engine_version))
-    history = state.history
-    handicap = [loc for _, loc in history[:engine.handicap_stones]]
-    black_setup = engine.setup[BLACK] + handicap
-    if black_setup:
-        root.set("AB", {to_sgfmill(p, state.size) for p in black_setup})
-    if engine.setup[WHITE]:
-        root.set("AW", {to_sgfmill(p, state.size) for p in engine.setup[WHITE]})
-    if handicap:
-        root.set("HA", len(handicap))
-    moves = history[engine.handicap_stones:]
-    if not moves:
-        root.set("PL", colour_letter(state.to_move))
-    for colour, loc in moves:
-        node = game.extend_main_sequence()
-        node.set_move(colour_letter(colour), to_sgfmill(loc, state.size))
-    return game.serialise().decode("utf-8")
