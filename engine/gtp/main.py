@@ -47,6 +47,10 @@ def build_parser():
     parser.add_argument("--capture-all-dead", action="store_true",
                         help="capture every dead opponent stone before passing; needed where "
                              "the board is counted as it stands (CGOS)")
+    parser.add_argument("--override-version", metavar="VERSION", type=version_text,
+                        help="answer the GTP `version` command with VERSION instead of kosumi's "
+                             "own, as KataGo's -override-version does (Lizzie 0.7.4 reads the "
+                             "version as Leela Zero's and needs 0.15 or later: use 0.17)")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"),
                         help="log detail (default: %(default)s)")
@@ -54,6 +58,13 @@ def build_parser():
                         help="write the log there instead of to stderr")
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser
+
+
+def version_text(text):
+    """A version for GTP `version`: one line of printable text."""
+    if not text.strip() or any(ch < " " or ch == "\x7f" for ch in text):
+        raise argparse.ArgumentTypeError(f"not a printable version: {text!r}")
+    return text.strip()
 
 
 def configure_logging(level, log_file):
@@ -84,7 +95,10 @@ def build_engine(args):
     player = Player(evaluator, beta=args.beta, seed=seed,
                     resign_threshold=None if args.no_resign else args.resign_threshold,
                     capture_all_dead=args.capture_all_dead)
-    return KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size)
+    engine = KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size)
+    if args.override_version is not None:
+        engine.engine_version = args.override_version
+    return engine
 
 
 def main(argv=None):

@@ -31,12 +31,15 @@ import time
 import traceback
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine import __version__
 from engine.scoring import deadstones
 from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
-from engine.rules.coords import board_points, format_vertex, parse_vertex
+from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex, row_col
 from engine.rules.game import GameState, Rules, fixed_handicap_points
 from engine.play.player import RESIGN, state_for, win_probability
+from engine.play.restriction import ALLOW, AVOID, MoveRestriction, MoveRule
 from engine.play.timecontrol import TimeControl
 from engine.gtp.sgffile import game_to_sgf, load_sgf, parse_until
 
@@ -492,7 +495,9 @@ def run_stdio(engine):
 
 MIN_SIZE, MAX_SIZE = 2, 25
 RULE_SETS = {"chinese": "area", "japanese": "territory"}
-ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "ownership")   # lz-analyze: the first three
+ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "ownership", "avoid", "allow")
+LZ_ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "avoid", "allow")
+ANALYSIS_VISITS = 1000   # the visits shared out over the listed moves (see _info_line)
 GOGUI_ANALYZE_COMMANDS = (
     "gfx/Kosumi Ownership/kosumi-ownership",
     "gfx/Kosumi Move Values/kosumi-move_values %m",
@@ -661,11 +666,11 @@ class KosumiEngine(GtpEngineBase):
             self._commit(colour, decision, started)
         return self._move_text(decision.move)
 
-    def _choose(self, colour, cleanup, dry_run):
+    def _choose(self, colour, cleanup, dry_run, restriction=None):
         started = time.monotonic()
         budget = self.time_control.budget(colour, self._empty_points())
         decision = self.player.choose(self.state, colour, cleanup=cleanup, time_budget=budget,
-                                      dry_run=dry_run)
+                                      dry_run=dry_run, restriction=restriction)
         return decision, started
 
     def _commit(self, colour, decision, started):
@@ -887,13 +892,15 @@ class KosumiEngine(GtpEngineBase):
     def cmd_kata_analyze(self, words):
         """[colour] [interval] [key value ...]: KataGo info lines until the next command."""
         colour, options = self._analysis_options(words, "kata")
-        yield self._info_line(self.player.analyse(self.state, colour), "kata", options)
+        analysis = self.player.analyse(self.state, colour, restriction=options["restriction"])
+        yield self._info_line(analysis, "kata", options)
 
     @gtp_command("lz-analyze", RestArg(), kind=STREAM_UNTIL_INPUT)
     def cmd_lz_analyze(self, words):
         """[colour] [interval] [key value ...]: Leela Zero info lines until the next command."""
         colour, options = self._analysis_options(words, "lz")
-        yield self._info_line(self.player.analyse(self.state, colour), "lz", options)
+        analysis = self.player.analyse(self.state, colour, restriction=options["restriction"])
+        yield self._info_line(analysis, "lz", options)
 
     @gtp_command("kata-genmove_analyze", RestArg(), kind=STREAM)
     def cmd_kata_genmove_analyze(self, words):
@@ -907,7 +914,8 @@ class KosumiEngine(GtpEngineBase):
 
     def _genmove_analyze(self, words, dialect):
         colour, options = self._analysis_options(words, dialect)
-        decision, started = self._choose(colour, cleanup=False, dry_run=False)
+        decision, started = self._choose(colour, cleanup=False, dry_run=False,
+                                         restriction=options["restriction"])
         # The info line describes the position before the move, so it is made first.
         info = None if decision.analysis is None else \
             self._info_line(decision.analysis, dialect, options)
@@ -917,8 +925,9 @@ class KosumiEngine(GtpEngineBase):
         yield f"play {self._move_text(decision.move)}"
 
     def _analysis_options(self, words, dialect):
-        """KataGo's argument grammar: optional colour, optional interval (centiseconds), then
-        key-value pairs. Returns (colour, options)."""
+        """KataGo's argument grammar (Leela Zero's is the same with fewer keys): optional colour,
+        optional interval (centiseconds), then key-value pairs; `avoid`/`allow` take three
+        values: colour, comma-separated vertices, until-depth. Returns (colour, options)."""
         colour = self.state.to_move
         words = list(words)
         if words and words[0].lower() in ColourArg.WORDS:
@@ -926,39 +935,83 @@ class KosumiEngine(GtpEngineBase):
         options = {"interval": 0, "minmoves": 0, "maxmoves": 0, "ownership": False}
         if words and INTEGER_PATTERN.fullmatch(words[0]):
             options["interval"] = IntArg(0).parse(words.pop(0), self)
-        allowed = ANALYSIS_KEYS if dialect == "kata" else ANALYSIS_KEYS[:3]
+        allowed = ANALYSIS_KEYS if dialect == "kata" else LZ_ANALYSIS_KEYS
+        rules = []
         while words:
             key = words.pop(0)
             if key not in allowed:
                 raise syntax_error(f"unknown analysis option {key!r}")
             if not words:
                 raise syntax_error(f"{key} needs a value")
+            if key in (AVOID, ALLOW):
+                if len(words) < 3:
+                    raise syntax_error(f"{key} needs a colour, vertices and an until-depth")
+                rules.append(self._move_rule(key, words[:3]))
+                del words[:3]
+                continue
             value = words.pop(0)
             if key == "ownership":
                 options[key] = WordArg(("true", "false")).parse(value, self) == "true"
             else:
                 options[key] = IntArg(0).parse(value, self)
+        _check_rule_combination(rules, dialect)
+        options["restriction"] = MoveRestriction(tuple(rules)) if rules else None
         return colour, options
 
+    def _move_rule(self, kind, words):
+        """A MoveRule from `COLOUR VERTICES UNTIL_DEPTH`; vertices are comma-separated vertices
+        or `pass`, or Leela Zero's rectangles `A1:C3`."""
+        colour_text, vertices_text, depth_text = words
+        colour = COLOUR.parse(colour_text, self)
+        moves = set()
+        for part in filter(None, (piece.strip() for piece in vertices_text.split(","))):
+            if ":" in part:
+                corner_a, _, corner_b = part.partition(":")
+                (row_a, col_a), (row_b, col_b) = (row_col(POINT.parse(c, self), self.size)
+                                                  for c in (corner_a, corner_b))
+                moves.update(loc_of(row, col, self.size)
+                             for row in range(min(row_a, row_b), max(row_a, row_b) + 1)
+                             for col in range(min(col_a, col_b), max(col_a, col_b) + 1))
+            else:
+                moves.add(VERTEX.parse(part, self))
+        if not moves:
+            raise syntax_error(f"{kind} needs at least one vertex")
+        depth = IntArg(1).parse(depth_text, self)
+        return MoveRule(kind, colour, frozenset(moves), depth)
+
     def _info_line(self, analysis, dialect, options):
-        """One line of `info move ...` entries, best first (Sabaki splits it at each `info`);
-        visits 1: each move is one evaluation. kata: winrate in [0, 1] with a decimal point,
-        scoreLead in points; lz: winrate and prior in ten-thousandths. All from the side of the
-        analysed colour, as KataGo and Leela Zero report them."""
+        """One line of `info move ...` entries, best first (Sabaki splits it at each `info`).
+
+        visits: ANALYSIS_VISITS shared out in proportion to each move's selection probability
+        (largest remainders), so the visit-weighted average of the listed winrates (what Lizzie
+        and Sabaki show as the position's winrate) is the winrate of kosumi's own move choice.
+        Moves with no visit are listed only as far as `minmoves` asks, as KataGo does.
+        kata: winrate in [0, 1] with a decimal point, scoreLead in points, scoreStdev where the
+        evaluator can estimate it; lz: winrate and prior in ten-thousandths. All from the side of
+        the analysed colour, as KataGo and Leela Zero report them."""
         empty_points = self._empty_points()
+        ranked = analysis.ranked()
+        visits = share_visits([probability for _, _, probability in ranked], ANALYSIS_VISITS)
+        listed = [(move, value, probability, count)
+                  for order, ((move, value, probability), count) in enumerate(zip(ranked, visits))
+                  if count > 0 or order < options["minmoves"]]
+        if options["maxmoves"]:
+            listed = listed[:options["maxmoves"]]
+        stdevs = self._score_stdevs(analysis.colour, [move for move, *_ in listed]) \
+            if dialect == "kata" else {}
         entries = []
-        for order, (move, value, probability) in enumerate(analysis.ranked()):
-            if options["maxmoves"] and order >= options["maxmoves"]:
-                break
+        for order, (move, value, probability, count) in enumerate(listed):
             vertex = self._vertex(move)
             winrate = win_probability(value, empty_points)
             if dialect == "kata":
-                entries.append(f"info move {vertex} visits 1 winrate {winrate:.6f} "
-                               f"scoreMean {value:.3f} scoreLead {value:.3f} "
+                stdev = stdevs.get(move)
+                stdev_text = "" if stdev is None else f"scoreStdev {stdev:.3f} "
+                entries.append(f"info move {vertex} visits {count} winrate {winrate:.6f} "
+                               f"scoreMean {value:.3f} {stdev_text}scoreLead {value:.3f} "
                                f"prior {probability:.6f} lcb {winrate:.6f} order {order} "
                                f"pv {vertex}")
             else:
-                entries.append(f"info move {vertex} visits 1 winrate {round(winrate * 10000)} "
+                entries.append(f"info move {vertex} visits {count} winrate {round(winrate * 10000)} "
                                f"prior {round(probability * 10000)} "
                                f"lcb {round(winrate * 10000)} order {order} pv {vertex}")
         line = " ".join(entries)
@@ -968,6 +1021,57 @@ class KosumiEngine(GtpEngineBase):
             line += " ownership " + " ".join(f"{sign * ownership[p]:.4f}"
                                              for p in board_points(self.size))
         return line
+
+    def _score_stdevs(self, colour, moves):
+        """move -> the spread (points) of the final score after colour plays it, from the
+        evaluator's ownership: every point an independent +-1 outcome with mean o has variance
+        1 - o^2 (an estimate that ignores how points live and die together, so the real spread
+        is larger). Empty when the evaluator has no probabilities to offer (no network: its
+        ownership is a count, not a prediction), so the key is left out rather than 0."""
+        position = state_for(self.state, colour)
+        if position is self.state:
+            position = self.state.copy()
+        points = board_points(self.size)
+        stdevs = {}
+        for move in moves:
+            position.play(move, colour)
+            try:
+                evaluation = self.evaluator.evaluate(position)
+            finally:
+                position.undo()
+            if evaluation.inputs is None:
+                return {}
+            ownership = np.asarray(evaluation.ownership)[points]
+            stdevs[move] = float(np.sqrt(np.sum(1.0 - np.clip(ownership, -1.0, 1.0) ** 2)))
+        return stdevs
+
+
+def share_visits(probabilities, total):
+    """Whole visit counts summing to `total` (when any probability is positive), in proportion
+    to the probabilities: floors first, then one more to the largest remainders."""
+    weights = np.asarray(probabilities, dtype=float)
+    if not len(weights) or weights.sum() <= 0:
+        return [0] * len(weights)
+    exact = weights / weights.sum() * total
+    counts = np.floor(exact).astype(int)
+    short = total - int(counts.sum())
+    if short > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return [int(count) for count in counts]
+
+
+def _check_rule_combination(rules, dialect):
+    """KataGo accepts, per colour, either avoid rules or one allow rule; Leela Zero accepts any
+    number of allow rules, and avoid beside them only for pass."""
+    for colour in (BLACK, WHITE):
+        avoids = [rule for rule in rules if rule.colour == colour and rule.kind == AVOID]
+        allows = [rule for rule in rules if rule.colour == colour and rule.kind == ALLOW]
+        if not allows:
+            continue
+        if dialect == "kata" and (avoids or len(allows) > 1):
+            raise syntax_error("kata-analyze takes either avoid or one allow per colour")
+        if dialect == "lz" and any(move != PASS for rule in avoids for move in rule.moves):
+            raise syntax_error("lz-analyze takes avoid beside allow only for pass")
 
 
 def _score_text(black_margin):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from sgfmill import sgf
 
+from engine import __version__
 from engine.rules.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
 from engine.rules.board import _board_from_state
 from engine.rules.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
@@ -255,7 +256,7 @@ def game_to_sgf(engine):
     root = game.get_root()
     root.set("KM", state.rules.komi)
     root.set("RU", "Japanese" if state.rules.scoring == "territory" else "Chinese")
-    root.set("AP", ("kosumi", engine.engine_version))
+    root.set("AP", ("kosumi", __version__))   # the real version, whatever `version` answers
     history = state.history
     handicap = [loc for _, loc in history[:engine.handicap_stones]]
     black_setup = list(engine.setup[BLACK]) + handicap
