@@ -83,6 +83,10 @@ def parse_until(text):
     return text
 
 
+def _detail(error):
+    return f" ({error})" if str(error) else ""
+
+
 def _colour_of(letter):
     return BLACK if letter == "b" else WHITE
 
@@ -144,7 +148,7 @@ class _Replay:
         try:
             black, white, empty = node.get_setup_stones()
         except ValueError as error:
-            raise ValueError(f"bad setup property in node {node_number} ({error})") from None
+            raise ValueError(f"bad setup property in node {node_number}{_detail(error)}") from None
         board = self.state.board
         stones = {p: colour for colour in (BLACK, WHITE) for p in board.stones(colour)}
         for point in empty:
@@ -231,7 +235,7 @@ def load_sgf(path, until, scoring, current_komi):
         try:
             letter, point = node.get_move()
         except ValueError as error:
-            raise ValueError(f"bad move in node {node_number} ({error})") from None
+            raise ValueError(f"bad move in node {node_number}{_detail(error)}") from None
         if letter is None:
             continue
         colour, loc = _colour_of(letter), from_sgfmill(point, size)
