@@ -20,7 +20,8 @@ from engine.tools.gtp_client import GtpClient, find_gnugo
 
 CORPUS = Path(__file__).resolve().parent / "sgf"
 GOOD_FILES = sorted(p.name for p in CORPUS.glob("*.sgf")
-                    if p.name not in {"size27.sgf", "rectangular.sgf", "setup_without_liberties.sgf"})
+                    if p.name not in {"size27.sgf", "rectangular.sgf", "setup_without_liberties.sgf",
+                                      "two_moves_in_one_node.sgf"})
 GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
 # GNU Go 3.8 ignores AE (it keeps the stones the file removes), so this file is compared with the
@@ -186,6 +187,8 @@ def test_variations_beside_the_main_line_are_ignored():
     (f"{CORPUS / 'gogui_9x9.sgf'} pass", "syntax error: loadsgf stops at a move number"),
     (f"{CORPUS / 'gogui_9x9.sgf'} 3 4", "syntax error: unexpected argument '4'"),
     (CORPUS / "no_such_file.sgf", "cannot load file: [Errno 2]"),
+    (CORPUS.parent / "gtp" / "truncated.sgf", "cannot load file: not a readable SGF game"),
+    (CORPUS / "two_moves_in_one_node.sgf", "cannot load file: node 2 has both a black and a white"),
 ])
 def test_a_refused_file_changes_nothing(argument, reply):
     loop = session()

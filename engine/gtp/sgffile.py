@@ -232,6 +232,8 @@ def load_sgf(path, until, scoring, current_komi):
             replay.apply_setup(node, node_number)
         if node.has_property("PL"):
             replay.state.to_move = _colour_of(node.get("PL"))
+        if node.has_property("B") and node.has_property("W"):
+            raise ValueError(f"node {node_number} has both a black and a white move")
         try:
             letter, point = node.get_move()
         except ValueError as error:
