@@ -1,6 +1,5 @@
 """GameState and Rules: captures, suicide, ko and superko, passes, undo, copy, handicap."""
 import random
-import shutil
 import subprocess
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from conftest import load_board, vertex, vertices
 from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
 from engine.rules.game import GameState, Rules, fixed_handicap_points
+from engine.tools.gtp_client import find_gnugo
 
 
 def game_from(diagram, to_move=BLACK, **rules):
@@ -468,10 +468,10 @@ def test_fixed_handicap_refuses_what_the_spec_does_not_define(size, count):
         fixed_handicap_points(size, count)
 
 
-@pytest.mark.skipif(shutil.which("gnugo", path="/usr/games:/usr/bin:/usr/local/bin") is None,
+@pytest.mark.skipif(find_gnugo() is None,
                     reason="GNU Go not installed (apt-get install gnugo): fixed_handicap not compared")
 def test_fixed_handicap_agrees_with_gnugo_on_every_size():
-    gnugo = shutil.which("gnugo", path="/usr/games:/usr/bin:/usr/local/bin")
+    gnugo = find_gnugo()
     cases = [(size, count) for size in range(7, 20) for count in range(2, 10)]   # GNU Go: up to 19x19
     commands = []
     for size, count in cases:

@@ -1,12 +1,14 @@
 """GtpClient against a scripted fake engine: replies, errors, crashes, hangs, process cleanup."""
 import os
+import shutil
 import sys
 import time
 
 import pytest
 
 from engine.tools.gtp_client import (GtpClient, GtpCommandError, GtpEngineCrashed, GtpEngineFailure,
-                               GtpProtocolError, GtpTimeout, command_argv, find_gnugo)
+                               GtpProtocolError, GtpTimeout, GNUGO_FALLBACK_PATH, command_argv,
+                               find_gnugo)
 
 # Each command name is a scenario; anything unknown gets the canonical error.
 FAKE_ENGINE = r'''
@@ -183,9 +185,20 @@ def test_command_argv():
 
 
 @pytest.mark.skipif(find_gnugo() is None, reason="GNU Go is not installed (apt-get install gnugo)")
-def test_bare_gnugo_resolves_and_talks_gtp():
+@pytest.mark.parametrize("gnugo_dir_on_path", [False, True])
+def test_bare_gnugo_resolves_and_talks_gtp(gnugo_dir_on_path, monkeypatch):
+    # Both ways PATH is set in practice: root's PATH lacks /usr/games (the bare name becomes the
+    # Debian path), a user's has it (the bare name stays and the system finds it on PATH).
+    gnugo_dir = os.path.dirname(os.path.realpath(find_gnugo()))
+    if not gnugo_dir_on_path and not os.access(GNUGO_FALLBACK_PATH, os.X_OK):
+        pytest.skip(f"GNU Go is not at {GNUGO_FALLBACK_PATH}: off PATH it cannot be found")
+    others = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep)
+              if d and os.path.realpath(d) != gnugo_dir and not os.path.exists(os.path.join(d, "gnugo"))]
+    monkeypatch.setenv("PATH", os.pathsep.join(([gnugo_dir] if gnugo_dir_on_path else []) + others))
     argv = command_argv("gnugo --mode gtp --level 1")
-    assert os.access(argv[0], os.X_OK)
+    assert (argv[0] == "gnugo") == gnugo_dir_on_path
+    resolved = shutil.which(argv[0])
+    assert resolved and os.path.samefile(resolved, find_gnugo())
     with GtpClient(argv) as gnugo:
         gnugo.send("boardsize 5", timeout=10)
         gnugo.send("clear_board", timeout=10)

@@ -374,7 +374,7 @@ def test_streamed_analysis_runs_until_the_next_command(engine_process):
     assert engine.command("list_stones w")[2] == ""
     engine.send("lz-analyze 10\n")
     assert engine.read_line() == "= "
-    assert re.match(r"info move \S+ visits 1 winrate \d+ prior \d+ lcb \d+ order 0 pv ",
+    assert re.match(r"info move \S+ visits [1-9]\d* winrate \d+ prior \d+ lcb \d+ order 0 pv ",
                     engine.read_line())
     engine.send("name\n")
     assert engine.read_line() == ""

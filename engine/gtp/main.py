@@ -84,6 +84,10 @@ def build_parser():
     search.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
                         help="node budget per tree; the search stops growing there "
                              "(default: %(default)d)")
+    parser.add_argument("--override-version", metavar="VERSION", type=version_text,
+                        help="answer the GTP `version` command with VERSION instead of kosumi's "
+                             "own, as KataGo's -override-version does (Lizzie 0.7.4 reads the "
+                             "version as Leela Zero's and needs 0.15 or later: use 0.17)")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"),
                         help="log detail (default: %(default)s)")
@@ -91,6 +95,13 @@ def build_parser():
                         help="write the log there instead of to stderr")
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser
+
+
+def version_text(text):
+    """A version for GTP `version`: one line of printable text."""
+    if not text.strip() or any(ch < " " or ch == "\x7f" for ch in text):
+        raise argparse.ArgumentTypeError(f"not a printable version: {text!r}")
+    return text.strip()
 
 
 def configure_logging(level, log_file):
@@ -125,20 +136,27 @@ def build_engine(args):
     one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
                      capture_all_dead=args.capture_all_dead)
     if args.search == "1ply":
-        return KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules, size=args.size)
+        engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
+                              size=args.size)
+    else:
+        engine = KosumiEngine(evaluator, make_search_player(args, evaluator, seed, resign_threshold),
+                              komi=args.komi, rules=args.rules, size=args.size, one_ply=one_ply)
+    if args.override_version is not None:
+        engine.engine_version = args.override_version
+    return engine
+
+
+def make_search_player(args, evaluator, seed, resign_threshold):
     from engine.play.search_player import DEFAULT_PLAYOUTS, SearchPlayer
     playouts = args.playouts
     if playouts is None and args.time_per_move is None:
         playouts = DEFAULT_PLAYOUTS
-    searcher = SearchPlayer(evaluator, playouts=playouts, seconds_per_move=args.time_per_move,
-                            threads=args.threads, seed=seed, resign_threshold=resign_threshold,
-                            capture_all_dead=args.capture_all_dead,
-                            use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
-                            prior_threshold=args.prior_threshold,
-                            value_weight=args.value_weight,
-                            expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
-    return KosumiEngine(evaluator, searcher, komi=args.komi, rules=args.rules, size=args.size,
-                        one_ply=one_ply)
+    return SearchPlayer(evaluator, playouts=playouts, seconds_per_move=args.time_per_move,
+                        threads=args.threads, seed=seed, resign_threshold=resign_threshold,
+                        capture_all_dead=args.capture_all_dead,
+                        use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
+                        prior_threshold=args.prior_threshold, value_weight=args.value_weight,
+                        expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
 
 
 def main(argv=None):

@@ -31,15 +31,17 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from sgfmill import sgf, sgf_moves
+import numpy as np
 
 from engine import __version__
 from engine.scoring import deadstones
-from engine.rules.board import BLACK, PASS, WHITE, Board, IllegalMove
-from engine.rules.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
+from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
+from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex, row_col
 from engine.rules.game import GameState, Rules, fixed_handicap_points
 from engine.play.player import RESIGN, state_for, win_probability
+from engine.play.restriction import ALLOW, AVOID, MoveRestriction, MoveRule
 from engine.play.timecontrol import TimeControl
+from engine.gtp.sgffile import game_to_sgf, load_sgf, parse_until
 
 log = logging.getLogger("kosumi.gtp")
 
@@ -496,7 +498,9 @@ def run_stdio(engine):
 
 MIN_SIZE, MAX_SIZE = 2, 25
 RULE_SETS = {"chinese": "area", "japanese": "territory"}
-ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "ownership")   # lz-analyze: the first three
+ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "ownership", "avoid", "allow")
+LZ_ANALYSIS_KEYS = ("interval", "minmoves", "maxmoves", "avoid", "allow")
+ANALYSIS_VISITS = 1000   # the visits shared out over the listed moves (see _info_line)
 GOGUI_ANALYZE_COMMANDS = (
     "gfx/Kosumi Ownership/kosumi-ownership",
     "gfx/Kosumi Move Values/kosumi-move_values %m",
@@ -669,11 +673,11 @@ class KosumiEngine(GtpEngineBase):
             self._commit(colour, decision, started)
         return self._move_text(decision.move)
 
-    def _choose(self, colour, cleanup, dry_run):
+    def _choose(self, colour, cleanup, dry_run, restriction=None):
         started = time.monotonic()
         budget = self.time_control.budget(colour, self._empty_points())
         decision = self.player.choose(self.state, colour, cleanup=cleanup, time_budget=budget,
-                                      dry_run=dry_run)
+                                      dry_run=dry_run, restriction=restriction)
         return decision, started
 
     def _commit(self, colour, decision, started):
@@ -725,16 +729,25 @@ class KosumiEngine(GtpEngineBase):
 
     # --- regression (6.3.5) ---------------------------------------------------------------------
 
-    @gtp_command("loadsgf", WordArg(), OptionalArg(IntArg(1)))
-    def cmd_loadsgf(self, filename, move_number):
-        """Load an SGF file's main line, up to (not including) move_number; kept as it was on
-        any failure."""
+    @gtp_command("loadsgf", WordArg(), OptionalArg(WordArg()))
+    def cmd_loadsgf(self, filename, until_text):
+        """FILE [N | VERTEX]: load an SGF file's main line, up to (not including) move N or the
+        first move at VERTEX; kept as it was on any failure."""
+        until = None
+        if until_text is not None:
+            try:
+                until = parse_until(until_text)
+            except ValueError as error:
+                raise syntax_error(str(error)) from None
         try:
-            loaded = load_sgf(filename, move_number, self.scoring, self.komi)
+            loaded = load_sgf(filename, until, self.scoring, self.komi)
         except (OSError, ValueError) as error:
             raise GtpError(f"{CANNOT_LOAD}: {error}") from None
         self.size = loaded.state.size
         self.komi = loaded.state.rules.komi
+        self.scoring = loaded.scoring
+        self.rules_name = next(name for name, scoring in RULE_SETS.items()
+                               if scoring == loaded.scoring)
         self.state = loaded.state
         self.handicap_stones = loaded.handicap_stones
         self.setup = loaded.setup
@@ -934,7 +947,8 @@ class KosumiEngine(GtpEngineBase):
 
     def _genmove_analyze(self, words, dialect):
         colour, options = self._analysis_options(words, dialect)
-        decision, started = self._choose(colour, cleanup=False, dry_run=False)
+        decision, started = self._choose(colour, cleanup=False, dry_run=False,
+                                         restriction=options["restriction"])
         # The info line describes the position before the move, so it is made first.
         info = None if decision.analysis is None else \
             self._info_line(decision.analysis, dialect, options)
@@ -944,8 +958,9 @@ class KosumiEngine(GtpEngineBase):
         yield f"play {self._move_text(decision.move)}"
 
     def _analysis_options(self, words, dialect):
-        """KataGo's argument grammar: optional colour, optional interval (centiseconds), then
-        key-value pairs. Returns (colour, options)."""
+        """KataGo's argument grammar (Leela Zero's is the same with fewer keys): optional colour,
+        optional interval (centiseconds), then key-value pairs; `avoid`/`allow` take three
+        values: colour, comma-separated vertices, until-depth. Returns (colour, options)."""
         colour = self.state.to_move
         words = list(words)
         if words and words[0].lower() in ColourArg.WORDS:
@@ -953,29 +968,61 @@ class KosumiEngine(GtpEngineBase):
         options = {"interval": 0, "minmoves": 0, "maxmoves": 0, "ownership": False}
         if words and INTEGER_PATTERN.fullmatch(words[0]):
             options["interval"] = IntArg(0).parse(words.pop(0), self)
-        allowed = ANALYSIS_KEYS if dialect == "kata" else ANALYSIS_KEYS[:3]
+        allowed = ANALYSIS_KEYS if dialect == "kata" else LZ_ANALYSIS_KEYS
+        rules = []
         while words:
             key = words.pop(0)
             if key not in allowed:
                 raise syntax_error(f"unknown analysis option {key!r}")
             if not words:
                 raise syntax_error(f"{key} needs a value")
+            if key in (AVOID, ALLOW):
+                if len(words) < 3:
+                    raise syntax_error(f"{key} needs a colour, vertices and an until-depth")
+                rules.append(self._move_rule(key, words[:3]))
+                del words[:3]
+                continue
             value = words.pop(0)
             if key == "ownership":
                 options[key] = WordArg(("true", "false")).parse(value, self) == "true"
             else:
                 options[key] = IntArg(0).parse(value, self)
+        _check_rule_combination(rules, dialect)
+        options["restriction"] = MoveRestriction(tuple(rules)) if rules else None
         return colour, options
+
+    def _move_rule(self, kind, words):
+        """A MoveRule from `COLOUR VERTICES UNTIL_DEPTH`; vertices are comma-separated vertices
+        or `pass`, or Leela Zero's rectangles `A1:C3`."""
+        colour_text, vertices_text, depth_text = words
+        colour = COLOUR.parse(colour_text, self)
+        moves = set()
+        for part in filter(None, (piece.strip() for piece in vertices_text.split(","))):
+            if ":" in part:
+                corner_a, _, corner_b = part.partition(":")
+                (row_a, col_a), (row_b, col_b) = (row_col(POINT.parse(c, self), self.size)
+                                                  for c in (corner_a, corner_b))
+                moves.update(loc_of(row, col, self.size)
+                             for row in range(min(row_a, row_b), max(row_a, row_b) + 1)
+                             for col in range(min(col_a, col_b), max(col_a, col_b) + 1))
+            else:
+                moves.add(VERTEX.parse(part, self))
+        if not moves:
+            raise syntax_error(f"{kind} needs at least one vertex")
+        depth = IntArg(1).parse(depth_text, self)
+        return MoveRule(kind, colour, frozenset(moves), depth)
 
     def _analysis_lines(self, colour, dialect, options):
         """The search player ponders, a line every interval, until the next command arrives;
         the 1-ply player's analysis is one line."""
+        restriction = options["restriction"]
         if hasattr(self.player, "analysis_stream"):
             for analysis in self.player.analysis_stream(self.state, colour,
-                                                        options["interval"] / 100.0):
+                                                        options["interval"] / 100.0, restriction):
                 yield self._info_line(analysis, dialect, options)
         else:
-            yield self._info_line(self.player.analyse(self.state, colour), dialect, options)
+            analysis = self.player.analyse(self.state, colour, restriction=restriction)
+            yield self._info_line(analysis, dialect, options)
 
     def _info_line(self, analysis, dialect, options):
         if hasattr(analysis, "visits"):
@@ -1012,24 +1059,38 @@ class KosumiEngine(GtpEngineBase):
         return text
 
     def _one_ply_info_line(self, analysis, dialect, options):
-        """One line of `info move ...` entries, best first (Sabaki splits it at each `info`);
-        visits 1: each move is one evaluation. kata: winrate in [0, 1] with a decimal point,
-        scoreLead in points; lz: winrate and prior in ten-thousandths. All from the side of the
-        analysed colour, as KataGo and Leela Zero report them."""
+        """One line of `info move ...` entries, best first (Sabaki splits it at each `info`).
+
+        visits: ANALYSIS_VISITS shared out in proportion to each move's selection probability
+        (largest remainders), so the visit-weighted average of the listed winrates (what Lizzie
+        and Sabaki show as the position's winrate) is the winrate of kosumi's own move choice.
+        Moves with no visit are listed only as far as `minmoves` asks, as KataGo does.
+        kata: winrate in [0, 1] with a decimal point, scoreLead in points, scoreStdev where the
+        evaluator can estimate it; lz: winrate and prior in ten-thousandths. All from the side of
+        the analysed colour, as KataGo and Leela Zero report them."""
         empty_points = self._empty_points()
+        ranked = analysis.ranked()
+        visits = share_visits([probability for _, _, probability in ranked], ANALYSIS_VISITS)
+        listed = [(move, value, probability, count)
+                  for order, ((move, value, probability), count) in enumerate(zip(ranked, visits))
+                  if count > 0 or order < options["minmoves"]]
+        if options["maxmoves"]:
+            listed = listed[:options["maxmoves"]]
+        stdevs = self._score_stdevs(analysis.colour, [move for move, *_ in listed]) \
+            if dialect == "kata" else {}
         entries = []
-        for order, (move, value, probability) in enumerate(analysis.ranked()):
-            if options["maxmoves"] and order >= options["maxmoves"]:
-                break
+        for order, (move, value, probability, count) in enumerate(listed):
             vertex = self._vertex(move)
             winrate = win_probability(value, empty_points)
             if dialect == "kata":
-                entries.append(f"info move {vertex} visits 1 winrate {winrate:.6f} "
-                               f"scoreMean {value:.3f} scoreLead {value:.3f} "
+                stdev = stdevs.get(move)
+                stdev_text = "" if stdev is None else f"scoreStdev {stdev:.3f} "
+                entries.append(f"info move {vertex} visits {count} winrate {winrate:.6f} "
+                               f"scoreMean {value:.3f} {stdev_text}scoreLead {value:.3f} "
                                f"prior {probability:.6f} lcb {winrate:.6f} order {order} "
                                f"pv {vertex}")
             else:
-                entries.append(f"info move {vertex} visits 1 winrate {round(winrate * 10000)} "
+                entries.append(f"info move {vertex} visits {count} winrate {round(winrate * 10000)} "
                                f"prior {round(probability * 10000)} "
                                f"lcb {round(winrate * 10000)} order {order} pv {vertex}")
         line = " ".join(entries)
@@ -1040,90 +1101,57 @@ class KosumiEngine(GtpEngineBase):
                                              for p in board_points(self.size))
         return line
 
+    def _score_stdevs(self, colour, moves):
+        """move -> the spread (points) of the final score after colour plays it, from the
+        evaluator's ownership: every point an independent +-1 outcome with mean o has variance
+        1 - o^2 (an estimate that ignores how points live and die together, so the real spread
+        is larger). Empty when the evaluator has no probabilities to offer (no network: its
+        ownership is a count, not a prediction), so the key is left out rather than 0."""
+        position = state_for(self.state, colour)
+        if position is self.state:
+            position = self.state.copy()
+        points = board_points(self.size)
+        stdevs = {}
+        for move in moves:
+            position.play(move, colour)
+            try:
+                evaluation = self.evaluator.evaluate(position)
+            finally:
+                position.undo()
+            if evaluation.inputs is None:
+                return {}
+            ownership = np.asarray(evaluation.ownership)[points]
+            stdevs[move] = float(np.sqrt(np.sum(1.0 - np.clip(ownership, -1.0, 1.0) ** 2)))
+        return stdevs
+
+
+def share_visits(probabilities, total):
+    """Whole visit counts summing to `total` (when any probability is positive), in proportion
+    to the probabilities: floors first, then one more to the largest remainders."""
+    weights = np.asarray(probabilities, dtype=float)
+    if not len(weights) or weights.sum() <= 0:
+        return [0] * len(weights)
+    exact = weights / weights.sum() * total
+    counts = np.floor(exact).astype(int)
+    short = total - int(counts.sum())
+    if short > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return [int(count) for count in counts]
+
+
+def _check_rule_combination(rules, dialect):
+    """KataGo accepts, per colour, either avoid rules or one allow rule; Leela Zero accepts any
+    number of allow rules, and avoid beside them only for pass."""
+    for colour in (BLACK, WHITE):
+        avoids = [rule for rule in rules if rule.colour == colour and rule.kind == AVOID]
+        allows = [rule for rule in rules if rule.colour == colour and rule.kind == ALLOW]
+        if not allows:
+            continue
+        if dialect == "kata" and (avoids or len(allows) > 1):
+            raise syntax_error("kata-analyze takes either avoid or one allow per colour")
+        if dialect == "lz" and any(move != PASS for rule in avoids for move in rule.moves):
+            raise syntax_error("lz-analyze takes avoid beside allow only for pass")
+
 
 def _score_text(black_margin):
     return f"{'B' if black_margin >= 0 else 'W'}+{abs(black_margin):.1f}"
-
-
-# --- SGF (sgfmill) --------------------------------------------------------------------------------
-
-@dataclass
-class LoadedGame:
-    state: object
-    handicap_stones: int
-    setup: dict
-
-
-def load_sgf(path, move_number, scoring, current_komi):
-    """The main line of an SGF file as a GameState, stopped before move `move_number` (1 = the
-    first move; None = all moves). Raises OSError or ValueError (the caller's state is untouched:
-    everything is built aside)."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    game = sgf.Sgf_game.from_bytes(data)
-    size = game.get_size()
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValueError(f"board size {size} is not supported")
-    root = game.get_root()
-    komi = game.get_komi() if root.has_property("KM") else current_komi
-    if not math.isfinite(komi):
-        raise ValueError("invalid komi")
-    rules = Rules(ko="positional", suicide=False, scoring=scoring, komi=float(komi))
-    setup_board, plays = sgf_moves.get_setup_and_moves(game)
-    setup = {BLACK: [], WHITE: []}
-    for letter, move in setup_board.list_occupied_points():
-        setup[BLACK if letter == "b" else WHITE].append(from_sgfmill(move, size))
-    handicap = 0
-    if setup[WHITE] or (setup[BLACK] and not root.has_property("HA")):
-        rows = [["."] * size for _ in range(size)]
-        for colour, locs in setup.items():
-            for loc in locs:
-                row, col = divmod(loc, size + 2)
-                rows[row - 1][col - 1] = "X" if colour == BLACK else "O"
-        board = Board.from_ascii("\n".join("".join(row) for row in rows))
-        state = GameState.from_board(board, BLACK, rules)
-    else:
-        state = GameState(size, rules)
-        if setup[BLACK]:
-            state.place_handicap(setup[BLACK])
-            handicap, setup = len(setup[BLACK]), {BLACK: [], WHITE: []}
-    if root.has_property("PL"):
-        state.to_move = BLACK if root.get("PL") == "b" else WHITE
-    elif handicap:
-        state.to_move = WHITE
-    for number, (letter, move) in enumerate(plays, start=1):
-        colour = BLACK if letter == "b" else WHITE
-        if move_number is not None and number >= move_number:
-            state.to_move = colour
-            break
-        try:
-            state.play(from_sgfmill(move, size), colour)
-        except ValueError as error:   # IllegalMove is a ValueError
-            raise ValueError(f"move {number} cannot be played ({error})") from None
-    return LoadedGame(state, handicap, setup)
-
-
-def game_to_sgf(engine):
-    """The engine's game as SGF text (setup, handicap, every move; no empty lines)."""
-    state = engine.state
-    game = sgf.Sgf_game(state.size)
-    root = game.get_root()
-    root.set("KM", state.rules.komi)
-    root.set("RU", "Japanese" if state.rules.scoring == "territory" else "Chinese")
-    root.set("AP", ("kosumi", engine.engine_version))
-    history = state.history
-    handicap = [loc for _, loc in history[:engine.handicap_stones]]
-    black_setup = engine.setup[BLACK] + handicap
-    if black_setup:
-        root.set("AB", {to_sgfmill(p, state.size) for p in black_setup})
-    if engine.setup[WHITE]:
-        root.set("AW", {to_sgfmill(p, state.size) for p in engine.setup[WHITE]})
-    if handicap:
-        root.set("HA", len(handicap))
-    moves = history[engine.handicap_stones:]
-    if not moves:
-        root.set("PL", colour_letter(state.to_move))
-    for colour, loc in moves:
-        node = game.extend_main_sequence()
-        node.set_move(colour_letter(colour), to_sgfmill(loc, state.size))
-    return game.serialise().decode("utf-8")

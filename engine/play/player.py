@@ -155,7 +155,9 @@ class Player:
 
     # --- analysis -------------------------------------------------------------------------------
 
-    def analyse(self, state, colour, capture_mode=None):
+    def analyse(self, state, colour, capture_mode=None, restriction=None):
+        """The 1-ply view for colour. A move that `restriction` (a MoveRestriction, see
+        engine/play/restriction.py) does not permit now is not a candidate."""
         if capture_mode is None:
             capture_mode = self.capture_all_dead
         state = state_for(state, colour)
@@ -168,30 +170,36 @@ class Player:
         excluded = safe_own_points(board, colour, keep_regions_with_opponent_stones=capture_mode)
         candidate = np.array([m == PASS or (m not in excluded and not board.is_eye(m, colour))
                               for m in moves], dtype=bool)
+        if restriction:
+            candidate &= np.array([restriction.permits(colour, m) for m in moves], dtype=bool)
         probabilities = boltzmann(values, candidate, self.beta)
         return MoveAnalysis(colour, board.size, moves, values, candidate, probabilities)
 
     # --- the policy ---------------------------------------------------------------------------
 
-    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False):
+    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False,
+               restriction=None):
         """Decision for `colour` in `state` (state is not changed). With dry_run the player's
         random state and resign count are restored afterwards: the same call without dry_run
-        would make the same decision."""
+        would make the same decision. A move `restriction` does not permit is never chosen,
+        except a pass when it leaves no legal move."""
         if dry_run:
             saved = copy.deepcopy(self.rng.bit_generator.state), self.hopeless_streak
             try:
-                return self.choose(state, colour, cleanup, time_budget)
+                return self.choose(state, colour, cleanup, time_budget, restriction=restriction)
             finally:
                 self.rng.bit_generator.state, self.hopeless_streak = saved
         size = state.size
         expected = self.seconds_per_size.get(size)
         if time_budget is not None and expected is not None and \
                 time_budget < EMERGENCY_FACTOR * expected:
-            return self._instant_move(state, colour, time_budget)
+            return self._instant_move(state, colour, time_budget, restriction)
         started = time.perf_counter()
         capture_mode = cleanup or self.capture_all_dead
-        analysis = self.analyse(state, colour, capture_mode)
+        analysis = self.analyse(state, colour, capture_mode, restriction)
         decision = self._decide(state, colour, analysis, cleanup, capture_mode)
+        if restriction and decision.move == PASS and not restriction.permits(colour, PASS):
+            decision = self._permitted_move_instead_of_pass(analysis, decision)
         elapsed = time.perf_counter() - started
         previous = self.seconds_per_size.get(size, elapsed)
         self.seconds_per_size[size] = max(elapsed, 0.8 * previous + 0.2 * elapsed)
@@ -246,10 +254,23 @@ class Player:
         index = int(self.rng.choice(len(moves), p=probabilities))
         return Decision(moves[index], analysis, reason, float(probabilities[index]))
 
-    def _instant_move(self, state, colour, time_budget):
+    def _permitted_move_instead_of_pass(self, analysis, decision):
+        """The restriction bars passing: a Boltzmann draw among the permitted real moves (the
+        candidates), or the pass after all when there is none."""
+        real = analysis.candidate.copy()
+        real[len(analysis.moves) - 1] = False
+        if not real.any():
+            return Decision(PASS, analysis, "no permitted move")
+        probabilities = boltzmann(analysis.values, real, self.beta)
+        index = int(self.rng.choice(len(analysis.moves), p=probabilities))
+        return Decision(analysis.moves[index], analysis,
+                        f"pass not permitted ({decision.reason})", float(probabilities[index]))
+
+    def _instant_move(self, state, colour, time_budget, restriction=None):
         """Out of time: a random legal move that fills no own eye, or pass; no evaluation."""
         board = state.board
-        moves = [m for m in state.legal_moves(colour) if not board.is_eye(m, colour)]
+        moves = [m for m in state.legal_moves(colour) if not board.is_eye(m, colour)
+                 and (not restriction or restriction.permits(colour, m))]
         history = state.history
         if not moves or (history and history[-1][1] == PASS):
             return Decision(PASS, None, f"instant pass: budget {time_budget:.3f}s")

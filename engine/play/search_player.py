@@ -78,6 +78,18 @@ class SearchAnalysis:
             return 0.0
         return float(self.visits[self.moves.index(move)]) / self.total_visits
 
+    def restricted(self, permitted):
+        """The same analysis with only the permitted root moves."""
+        keep = [i for i, move in enumerate(self.moves) if permitted(move)]
+        visits = self.visits[keep]
+        winrates = self.winrates[keep]
+        total = int(visits.sum())
+        root_winrate = float((winrates * visits).sum() / total) if total else self.root_winrate
+        return SearchAnalysis(self.colour, self.size, [self.moves[i] for i in keep], visits,
+                              winrates, self.score_leads[keep], [self.priors[i] for i in keep],
+                              [self.pvs[i] for i in keep], root_winrate, total, self.ownership,
+                              self.simulations, self.seconds)
+
     def best(self, permitted=lambda move: True):
         for move, visits, *_ in self.ranked():
             if permitted(move):
@@ -169,7 +181,10 @@ class SearchPlayer:
                 worker.join()
             if errors:
                 raise errors[0]
-        return self._merge(owners, state, sum(done), time.perf_counter() - started)
+        analysis = self._merge(owners, state, sum(done), time.perf_counter() - started)
+        if restriction is not None:      # a kept tree may hold visits of moves now barred
+            analysis = analysis.restricted(lambda move: restriction.permits(colour, move))
+        return analysis
 
     def _trees_for(self, state):
         """One tree per thread, each kept from the last search when the game went on from its

@@ -20,16 +20,17 @@ play b E5
 7 list_stones white
 #? []
 
-# KataGo format: winrate in [0, 1] with a decimal point, scoreLead in points, pass listed last.
+# KataGo format: winrate in [0, 1] with a decimal point, scoreLead in points; visits shared out
+# by selection probability (the uniform evaluator has no network: no scoreStdev).
 8 kata-analyze W 50
-#? [(info move [A-HJ][1-9] visits 1 winrate [01]\.\d+ scoreMean -?\d+\.\d+ scoreLead -?\d+\.\d+ prior [01]\.\d+ lcb [01]\.\d+ order \d+ pv [A-HJ][1-9] ){80}info move pass .* pv pass]
+#? [(info move ([A-HJ][1-9]|pass) visits [1-9]\d* winrate [01]\.\d+ scoreMean -?\d+\.\d+ scoreLead -?\d+\.\d+ prior [01]\.\d+ lcb [01]\.\d+ order \d+ pv ([A-HJ][1-9]|pass) ?)+]
 9 kata-analyze 10 maxmoves 2 ownership true
 #? [info move \S+ .* order 0 pv \S+ info move \S+ .* order 1 pv \S+ ownership( -?[01]\.\d{4}){81}]
 10 kata-analyze interval 50 minmoves 3
 #? [info move .*]
 # Leela Zero format: winrate and prior in ten-thousandths (integers).
 11 lz-analyze w 50 maxmoves 2
-#? [info move [A-HJ][1-9] visits 1 winrate \d+ prior \d+ lcb \d+ order 0 pv [A-HJ][1-9] info move [A-HJ][1-9] visits 1 winrate \d+ prior \d+ lcb \d+ order 1 pv [A-HJ][1-9]]
+#? [info move [A-HJ][1-9] visits \d+ winrate \d+ prior \d+ lcb \d+ order 0 pv [A-HJ][1-9] info move [A-HJ][1-9] visits \d+ winrate \d+ prior \d+ lcb \d+ order 1 pv [A-HJ][1-9]]
 12 lz-analyze
 #? [info move .*]
 kata-analyze b 50 foo 3
@@ -40,6 +41,19 @@ kata-analyze b 50 maxmoves many
 #! [syntax error.*]
 lz-analyze b 50 ownership true
 #! [syntax error.*]
+# avoid/allow: colour, comma-separated vertices, until-depth (Lizzie sends the lz form).
+20 lz-analyze 10 avoid w A9,B9,C9,pass 30
+#? [(?!.*move (A9|B9|C9|pass) )info move .*]
+21 kata-analyze w 10 allow w D4,F6 1
+#? [info move (D4|F6) [^\n]* order 0 pv (D4|F6)( info move (D4|F6) [^\n]* order 1 pv (D4|F6))?]
+kata-analyze w allow w D4 1 avoid w F6 1
+#! [syntax error: kata-analyze takes either avoid or one allow per colour]
+lz-analyze w avoid w Z9 1
+#! [syntax error.*]
+lz-analyze w avoid w D4 0
+#! [syntax error.*]
+lz-analyze w avoid w D4
+#! [syntax error.*]
 13 list_stones white
 #? []
 
@@ -48,9 +62,9 @@ lz-analyze b 50 ownership true
 #? [info move .*\nplay [A-HJ][1-9]]
 15 list_stones w
 #? [[A-HJ][1-9]]
-16 lz-genmove_analyze b 50
-#? [info move .*\nplay ([A-HJ][1-9]|pass)]
+16 lz-genmove_analyze b 50 allow b A1,J1 1
+#? [info move .*\nplay (A1|J1)]
 17 list_stones b
-#? [[A-HJ][1-9]( [A-HJ][1-9])?]
+#? [(?=.*(A1|J1))[A-HJ][1-9]( [A-HJ][1-9])?]
 kata-genmove_analyze purple
 #! [syntax error.*]

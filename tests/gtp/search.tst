@@ -26,6 +26,14 @@ komi 7
 9 kosumi-move_values w
 #? [LABEL( [A-HJ][1-9] -?\d+\.\d)+\nSQUARE [A-HJ][1-9]\nTEXT best .*]
 
+# avoid/allow restrict the root of the search, in the analysis and in the move chosen.
+12 kata-analyze b 10 allow b E5,D4 1
+#? [(?!.*info move (?!E5 |D4 )).*info move (E5|D4) .*]
+13 lz-analyze b 10 avoid b E5,D4,C3,C4,C5,C6,C7,D3,D5,D6,D7 1 maxmoves 8
+#? [(?!.*info move (E5|D4|C3|C4|C5|C6|C7|D3|D5|D6|D7) ).*info move .*]
+14 kata-genmove_analyze b 10 allow b J9 1
+#? [info move J9 .*\nplay J9]
+
 # A won position after the opponent's pass: pass, as the 1-ply player does.
 boardsize 5
 clear_board
