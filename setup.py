@@ -3,7 +3,8 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CYTHON_MODULES = ["engine.rules.board", "engine.nets.features", "engine.nets.network"]  # network cimports features
+CYTHON_MODULES = ["engine.rules.board", "engine.nets.features", "engine.nets.network",
+                  "engine.nets.softseg"]  # network and softseg cimport features
 
 extensions = [
     Extension(
