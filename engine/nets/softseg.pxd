@@ -50,6 +50,7 @@ cdef enum:
     SS_MAX_HIDDEN1 = 64
     SS_MAX_LEVEL2 = 84            # hidden2 <= 64, + 20
     SS_MAX_INTERVALS = 64
+    SS_MAX_WORDS = 12            # 64-bit words of a bitset over the cells (MAX_LOCS / 64 + 1)
 
 
 cdef class SoftSegNetwork:
@@ -81,21 +82,53 @@ cdef class SoftSegNetwork:
     cdef double *h1                          # [MAX_LOCS][hidden1]
     cdef double *level2                      # [MAX_LOCS][num_level2]
     cdef double evaluation[MAX_LOCS]
-    # the global connectivity: per colour and source cell i, the reached points
-    # reach_loc/reach_value/reach_interval[reach_start[c][i] .. reach_start[c][i+1])
-    cdef int *reach_start                    # [2][num_cells + 1]
+    # the global connectivity: per colour c and source cell i, the reached points in the slot
+    # s = c * num_cells + i: reach_loc/reach_cost/reach_interval[s * num_cells ..][0..reach_count[s])
+    cdef int reach_count[2 * MAX_LOCS]
     cdef int *reach_loc
     cdef int *reach_interval
-    cdef double *reach_value
+    cdef double *reach_cost                  # -log of the connection value
     cdef int reach_capacity
-    # pathfinder scratch
-    cdef double edge_cost[MAX_LOCS][NUM_FIELDS]   # -log(local connection), one colour at a time
+    cdef double interval_cost[SS_MAX_INTERVALS]   # -log(k / intervals): interval k's lower bound
+    # pathfinder scratch: the steps of one colour, the bucket queue, the distances
+    cdef int step_to[2][MAX_LOCS][8]
+    cdef double step_cost[2][MAX_LOCS][8]    # -log(local connection) >= 0
+    cdef int num_steps[2][MAX_LOCS]
     cdef double dist[MAX_LOCS]
     cdef unsigned int dist_mark[MAX_LOCS]
-    cdef unsigned int done_mark[MAX_LOCS]
     cdef unsigned int epoch
-    cdef double *heap_cost
-    cdef int *heap_loc
+    cdef int visited[MAX_LOCS]
+    cdef int *bucket_head                    # per bucket, its first entry (-1: empty)
+    cdef int *entry_loc
+    cdef int *entry_next
+    cdef double *entry_cost
+    cdef int entry_capacity
+    # successors (forward_base / forward_successor / restore_base): the base position's inputs,
+    # layers and connectivity, per colour and point the bitset of the searches (source cells)
+    # that expanded it, and what a successor changed
+    cdef int base_types[MAX_LOCS]
+    cdef int base_active[MAX_LOCS][SS_MAX_ACTIVE]
+    cdef int base_num_active[MAX_LOCS]
+    cdef double *base_h1
+    cdef double *base_level2
+    cdef int *base_reach_loc
+    cdef int *base_reach_interval
+    cdef double *base_reach_cost
+    cdef int base_reach_count[2 * MAX_LOCS]
+    cdef unsigned long long *visitors        # [2][MAX_LOCS][visitor_words]
+    cdef int visitor_words
+    cdef unsigned long long dirty_bits[2 * SS_MAX_WORDS]
+    cdef unsigned int mark_epoch
+    cdef unsigned int h1_mark[MAX_LOCS]
+    cdef unsigned int level2_mark[MAX_LOCS]
+    cdef int changed_inputs[MAX_LOCS]
+    cdef int num_changed_inputs
+    cdef int dirty_h1[MAX_LOCS]
+    cdef int num_dirty_h1
+    cdef int dirty_level2[MAX_LOCS]
+    cdef int num_dirty_level2
+    cdef int dirty_sources[2 * MAX_LOCS]
+    cdef int num_dirty_sources
     # backward scratch
     cdef double *d_level2                    # [MAX_LOCS][num_level2]
     cdef double *d_h1                        # [MAX_LOCS][hidden1]
@@ -111,12 +144,21 @@ cdef class SoftSegNetwork:
     cdef object _outputs(self)
     cdef void set_types(self, Board board, int to_move) noexcept nogil
     cdef void inputs_from_slots(self, int p, int to_move, const signed char *slots) noexcept nogil
+    cdef void hidden_cell(self, int p) noexcept nogil
+    cdef void level2_cell(self, int p) noexcept nogil
     cdef void forward_local(self) noexcept nogil
     # first hidden and second level of every cell from types[] and active[]
+    cdef void set_steps(self, int c, int p) noexcept nogil
+    cdef void search(self, int c, int i, bint record) noexcept nogil
     cdef void pathfinder(self) noexcept nogil
+    cdef int interval_of(self, double cost) noexcept nogil
+    cdef void grow_entries(self) noexcept nogil
     # the reach lists from the local-connection units (Dijkstra on -log, cut off below cutoff)
     cdef void forward_evaluation(self) noexcept nogil
     cdef double forward_all(self) noexcept nogil
+    cdef double forward_base(self) noexcept nogil
+    cdef void restore_base(self) noexcept nogil
+    cdef double forward_successor(self, Board board, int move, int to_move) noexcept nogil
     # the whole forward pass; returns the sum of the evaluation layer
     cdef double backward(self, const double *targets, const unsigned char *mask, double *dest,
                          double scale) noexcept nogil

@@ -34,7 +34,7 @@ A SoftSegNetwork keeps its activations in per-object buffers: use one per thread
 import numpy as np
 
 from libc.math cimport exp, log
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memset, memcpy
 
 from engine.rules.board cimport Board
@@ -59,6 +59,8 @@ DEFAULT_HIDDEN2 = 2
 DEFAULT_INTERVALS = 8           # section 2.6
 DEFAULT_CUTOFF = 0.1            # section 2.6, footnote 2
 DEFAULT_INIT_SCALE = 0.1
+cdef double PATH_QUANTUM = 32.0  # the pathfinder's buckets per unit of -log(value): a coarser
+                                 # quantum re-expands more points, a finer one scans more buckets
 # The input sets: Table 1 from a kosumi feature set (its board features), or the raw board.
 RAW = "raw"
 RAW_VERSION = 1
@@ -118,12 +120,19 @@ cdef class SoftSegNetwork:
         self.level2 = NULL
         self.d_level2 = NULL
         self.d_h1 = NULL
-        self.reach_start = NULL
+        self.visitors = NULL
+        self.base_h1 = NULL
+        self.base_level2 = NULL
+        self.base_reach_loc = NULL
+        self.base_reach_interval = NULL
+        self.base_reach_cost = NULL
         self.reach_loc = NULL
         self.reach_interval = NULL
-        self.reach_value = NULL
-        self.heap_cost = NULL
-        self.heap_loc = NULL
+        self.reach_cost = NULL
+        self.entry_loc = NULL
+        self.entry_next = NULL
+        self.entry_cost = NULL
+        self.bucket_head = NULL
         if feature_set not in FEATURE_SETS:
             raise ValueError(f"unknown soft-segmentation input set {feature_set!r}; known: "
                              f"{FEATURE_SETS}")
@@ -171,16 +180,30 @@ cdef class SoftSegNetwork:
         self.d_h1 = <double *> malloc(MAX_LOCS * hidden1 * sizeof(double))
         self.level2 = <double *> malloc(MAX_LOCS * self.num_level2 * sizeof(double))
         self.d_level2 = <double *> malloc(MAX_LOCS * self.num_level2 * sizeof(double))
-        self.reach_start = <int *> malloc((2 * MAX_LOCS + 2) * sizeof(int))
-        self.heap_cost = <double *> malloc((NUM_FIELDS * MAX_LOCS + 16) * sizeof(double))
-        self.heap_loc = <int *> malloc((NUM_FIELDS * MAX_LOCS + 16) * sizeof(int))
+        self.base_h1 = <double *> malloc(MAX_LOCS * hidden1 * sizeof(double))
+        self.base_level2 = <double *> malloc(MAX_LOCS * self.num_level2 * sizeof(double))
+        self.entry_capacity = 16 * MAX_LOCS
+        self.entry_loc = <int *> malloc(self.entry_capacity * sizeof(int))
+        self.entry_next = <int *> malloc(self.entry_capacity * sizeof(int))
+        self.entry_cost = <double *> malloc(self.entry_capacity * sizeof(double))
+        self.bucket_head = <int *> malloc((<int> (-log(cutoff) * PATH_QUANTUM) + 4) * sizeof(int))
         if (self.h1 == NULL or self.d_h1 == NULL or self.level2 == NULL or self.d_level2 == NULL
-                or self.reach_start == NULL or self.heap_cost == NULL or self.heap_loc == NULL):
+                or self.base_h1 == NULL or self.base_level2 == NULL or self.entry_loc == NULL or self.entry_next == NULL
+                or self.entry_cost == NULL or self.bucket_head == NULL):
             raise MemoryError()
+        for k in range(1, intervals):
+            self.interval_cost[k] = -log(<double> k / intervals)
         self.reach_capacity = 0
         self.epoch = 0
         memset(self.dist_mark, 0, sizeof(self.dist_mark))
-        memset(self.done_mark, 0, sizeof(self.done_mark))
+        memset(self.h1_mark, 0, sizeof(self.h1_mark))
+        memset(self.level2_mark, 0, sizeof(self.level2_mark))
+        self.mark_epoch = 0
+        self.num_changed_inputs = 0
+        self.num_dirty_h1 = 0
+        self.num_dirty_level2 = 0
+        self.num_dirty_sources = 0
+        self.visitor_words = 0
         self.size = 0
         self.prepare(9)
 
@@ -189,12 +212,19 @@ cdef class SoftSegNetwork:
         free(self.d_h1)
         free(self.level2)
         free(self.d_level2)
-        free(self.reach_start)
+        free(self.visitors)
+        free(self.base_h1)
+        free(self.base_level2)
+        free(self.base_reach_loc)
+        free(self.base_reach_interval)
+        free(self.base_reach_cost)
         free(self.reach_loc)
         free(self.reach_interval)
-        free(self.reach_value)
-        free(self.heap_cost)
-        free(self.heap_loc)
+        free(self.reach_cost)
+        free(self.entry_loc)
+        free(self.entry_next)
+        free(self.entry_cost)
+        free(self.bucket_head)
 
     # ----------------------------------------------------------------- parameters
 
@@ -287,12 +317,22 @@ cdef class SoftSegNetwork:
         if needed > self.reach_capacity:
             self.reach_loc = <int *> realloc(self.reach_loc, needed * sizeof(int))
             self.reach_interval = <int *> realloc(self.reach_interval, needed * sizeof(int))
-            self.reach_value = <double *> realloc(self.reach_value, needed * sizeof(double))
-            if self.reach_loc == NULL or self.reach_interval == NULL or self.reach_value == NULL:
+            self.reach_cost = <double *> realloc(self.reach_cost, needed * sizeof(double))
+            self.base_reach_loc = <int *> realloc(self.base_reach_loc, needed * sizeof(int))
+            self.base_reach_interval = <int *> realloc(self.base_reach_interval, needed * sizeof(int))
+            self.base_reach_cost = <double *> realloc(self.base_reach_cost, needed * sizeof(double))
+            if (self.reach_loc == NULL or self.reach_interval == NULL or self.reach_cost == NULL
+                    or self.base_reach_loc == NULL or self.base_reach_interval == NULL
+                    or self.base_reach_cost == NULL):
                 raise MemoryError()
             self.reach_capacity = needed
-        for i in range(2 * self.num_cells + 1):
-            self.reach_start[i] = 0
+        self.visitor_words = (self.num_cells + 63) // 64
+        self.visitors = <unsigned long long *> realloc(
+            self.visitors, 2 * MAX_LOCS * self.visitor_words * sizeof(unsigned long long))
+        if self.visitors == NULL:
+            raise MemoryError()
+        for i in range(2 * self.num_cells):
+            self.reach_count[i] = 0
         if self.board_features is not None:
             self.board_features.prepare(size)
         return 0
@@ -342,148 +382,184 @@ cdef class SoftSegNetwork:
 
     # ----------------------------------------------------------------- forward
 
-    cdef void forward_local(self) noexcept nogil:
-        cdef int i, f, a, k, u, p, q, tp, tq
-        cdef int H1 = self.hidden1, L2 = self.num_level2, NIN = self.num_inputs
-        cdef double *h
-        cdef double *out
+    cdef void hidden_cell(self, int p) noexcept nogil:
+        # the first hidden units of cell p from the inputs of its window
+        cdef int f, a, k, q, tq, tp = self.types[p]
+        cdef int H1 = self.hidden1, NIN = self.num_inputs
+        cdef double *h = self.h1 + p * H1
+        cdef const double *row
+        cdef const double *base
+        memcpy(h, self.params + self.b1_start + tp * H1, H1 * sizeof(double))
+        for f in range(NUM_FIELDS):
+            q = p + self.offsets[f]
+            tq = self.types[q]
+            if tq < 0:
+                continue
+            base = self.params + self.w1_start + ((tp * NUM_TYPES + tq) * NUM_FIELDS + f) * NIN * H1
+            for a in range(self.num_active[q]):
+                row = base + self.active[q][a] * H1
+                for k in range(H1):
+                    h[k] += row[k]
+        for k in range(H1):
+            h[k] = sigmoid(h[k])
+
+    cdef void level2_cell(self, int p) noexcept nogil:
+        # the second-level units of cell p from the first hidden units of its window
+        cdef int f, k, u, q, tq, tp = self.types[p]
+        cdef int H1 = self.hidden1, L2 = self.num_level2
+        cdef double *out = self.level2 + p * L2
         cdef const double *row
         cdef const double *hq
         cdef const double *base
         cdef double x
-        for i in range(self.num_cells):
-            p = self.cells[i]
-            tp = self.types[p]
-            h = self.h1 + p * H1
-            memcpy(h, self.params + self.b1_start + tp * H1, H1 * sizeof(double))
-            for f in range(NUM_FIELDS):
-                q = p + self.offsets[f]
-                tq = self.types[q]
-                if tq < 0:
-                    continue
-                base = self.params + self.w1_start + ((tp * NUM_TYPES + tq) * NUM_FIELDS + f) * NIN * H1
-                for a in range(self.num_active[q]):
-                    row = base + self.active[q][a] * H1
-                    for k in range(H1):
-                        h[k] += row[k]
+        memcpy(out, self.params + self.b2_start + tp * L2, L2 * sizeof(double))
+        for f in range(NUM_FIELDS):
+            q = p + self.offsets[f]
+            tq = self.types[q]
+            if tq < 0:
+                continue
+            base = self.params + self.w2_start + ((tp * NUM_TYPES + tq) * NUM_FIELDS + f) * H1 * L2
+            hq = self.h1 + q * H1
             for k in range(H1):
-                h[k] = sigmoid(h[k])
+                x = hq[k]
+                row = base + k * L2
+                for u in range(L2):
+                    out[u] += x * row[u]
+        for u in range(L2):
+            out[u] = sigmoid(out[u])
+
+    cdef void forward_local(self) noexcept nogil:
+        cdef int i
         for i in range(self.num_cells):
-            p = self.cells[i]
-            tp = self.types[p]
-            out = self.level2 + p * L2
-            memcpy(out, self.params + self.b2_start + tp * L2, L2 * sizeof(double))
-            for f in range(NUM_FIELDS):
-                q = p + self.offsets[f]
-                tq = self.types[q]
-                if tq < 0:
+            self.hidden_cell(self.cells[i])
+        for i in range(self.num_cells):
+            self.level2_cell(self.cells[i])
+
+    cdef void set_steps(self, int c, int p) noexcept nogil:
+        # the steps a path of colour c may take from p: window neighbours on the board whose
+        # local connection is at or above the cut-off, at cost -log value
+        cdef int f, n = 0, L2 = self.num_level2
+        cdef int unit = self.hidden2 + 2 + NUM_FIELDS * c
+        cdef double local
+        for f in range(1, NUM_FIELDS):
+            local = self.level2[p * L2 + unit + f]
+            if self.types[p + self.offsets[f]] >= 0 and local >= self.cutoff:
+                self.step_to[c][p][n] = p + self.offsets[f]
+                self.step_cost[c][p][n] = -log(local)
+                n += 1
+        self.num_steps[c][p] = n
+
+    cdef void search(self, int c, int i, bint record) noexcept nogil:
+        # Colour c's connection values from cell i into its reach slot: a Dijkstra over the
+        # steps with a bucket queue on costs quantised to 1/PATH_QUANTUM (label-correcting: a
+        # point whose exact cost improves after it was expanded is expanded again, so the result
+        # is the exact best product; the quantum only orders the work), pruned at the cut-off.
+        # record: mark i in the visitor sets of the points the search expands.
+        cdef int k, p, x, y, n, b, e, entry, live, num_visited, bucket, slot
+        cdef int num_buckets = <int> ((-log(self.cutoff) + 1e-12) * PATH_QUANTUM) + 2
+        cdef double limit = -log(self.cutoff) + 1e-12, local, d, nd, cost
+        cdef unsigned long long bit = 1ULL << (i & 63)
+        cdef int word = i >> 6, words = self.visitor_words
+        slot = c * self.num_cells + i
+        e = slot * self.num_cells
+        p = self.cells[i]
+        local = self.level2[p * self.num_level2 + self.hidden2 + 2 + NUM_FIELDS * c]
+        if local >= self.cutoff:          # p to itself: its self-connection unit
+            self.reach_loc[e] = p
+            self.reach_cost[e] = -log(local)
+            self.reach_interval[e] = self.interval_of(-log(local))
+            e += 1
+        self.epoch += 1
+        if self.epoch == 0:
+            memset(self.dist_mark, 0, sizeof(self.dist_mark))
+            self.epoch = 1
+        for b in range(num_buckets):
+            self.bucket_head[b] = -1
+        self.dist[p] = 0.0
+        self.dist_mark[p] = self.epoch
+        self.visited[0] = p
+        num_visited = 1
+        self.entry_loc[0] = p
+        self.entry_cost[0] = 0.0
+        self.entry_next[0] = -1
+        self.bucket_head[0] = 0
+        n = 1                              # entries used
+        live = 1
+        b = 0
+        while live > 0:
+            entry = self.bucket_head[b]
+            if entry < 0:
+                b += 1
+                continue
+            self.bucket_head[b] = self.entry_next[entry]
+            live -= 1
+            x = self.entry_loc[entry]
+            d = self.entry_cost[entry]
+            if d > self.dist[x]:          # stale: x was reached more cheaply since
+                continue
+            for k in range(self.num_steps[c][x]):
+                nd = d + self.step_cost[c][x][k]
+                if nd > limit:
                     continue
-                base = self.params + self.w2_start + ((tp * NUM_TYPES + tq) * NUM_FIELDS + f) * H1 * L2
-                hq = self.h1 + q * H1
-                for k in range(H1):
-                    x = hq[k]
-                    row = base + k * L2
-                    for u in range(L2):
-                        out[u] += x * row[u]
-            for u in range(L2):
-                out[u] = sigmoid(out[u])
+                y = self.step_to[c][x][k]
+                if self.dist_mark[y] == self.epoch:
+                    if self.dist[y] <= nd:
+                        continue
+                else:
+                    self.dist_mark[y] = self.epoch
+                    self.visited[num_visited] = y
+                    num_visited += 1
+                self.dist[y] = nd
+                if n == self.entry_capacity:
+                    self.grow_entries()
+                bucket = <int> (nd * PATH_QUANTUM)
+                self.entry_loc[n] = y
+                self.entry_cost[n] = nd
+                self.entry_next[n] = self.bucket_head[bucket]
+                self.bucket_head[bucket] = n
+                n += 1
+                live += 1
+        for k in range(num_visited):
+            x = self.visited[k]
+            if record:
+                self.visitors[(c * MAX_LOCS + x) * words + word] |= bit
+            if k == 0:
+                continue
+            cost = self.dist[x]
+            self.reach_loc[e] = x
+            self.reach_cost[e] = cost
+            self.reach_interval[e] = self.interval_of(cost)
+            e += 1
+        self.reach_count[slot] = e - slot * self.num_cells
 
     cdef void pathfinder(self) noexcept nogil:
-        cdef int c, i, f, p, x, y, n, top, child, e, unit
-        cdef double limit = -log(self.cutoff) + 1e-12, local, d, nd, value
-        cdef int L2 = self.num_level2, NI = self.num_intervals
-        cdef int first_unit = self.hidden2 + 2
-        cdef double tmp_cost
-        cdef int tmp_loc
-        e = 0
+        # The global connectivity of both colours from every point.
+        cdef int c, i
         for c in range(2):
-            unit = first_unit + NUM_FIELDS * c
-            # the step costs of this colour: -log of the local connection, cut off
             for i in range(self.num_cells):
-                p = self.cells[i]
-                for f in range(1, NUM_FIELDS):
-                    local = self.level2[p * L2 + unit + f]
-                    if self.types[p + self.offsets[f]] < 0 or local < self.cutoff:
-                        self.edge_cost[p][f] = 1e300
-                    else:
-                        self.edge_cost[p][f] = -log(local)
+                self.set_steps(c, self.cells[i])
             for i in range(self.num_cells):
-                self.reach_start[c * self.num_cells + i] = e
-                p = self.cells[i]
-                value = self.level2[p * L2 + unit]
-                if value >= self.cutoff:          # p to itself: its self-connection unit
-                    self.reach_loc[e] = p
-                    self.reach_value[e] = value
-                    self.reach_interval[e] = min(<int> (value * NI), NI - 1)
-                    e += 1
-                self.epoch += 1
-                if self.epoch == 0:
-                    memset(self.dist_mark, 0, sizeof(self.dist_mark))
-                    memset(self.done_mark, 0, sizeof(self.done_mark))
-                    self.epoch = 1
-                # Dijkstra with a binary heap (lazy deletion), pruned at the cut-off
-                n = 0
-                self.heap_cost[0] = 0.0
-                self.heap_loc[0] = p
-                n = 1
-                self.dist[p] = 0.0
-                self.dist_mark[p] = self.epoch
-                while n > 0:
-                    d = self.heap_cost[0]
-                    x = self.heap_loc[0]
-                    n -= 1
-                    if n > 0:           # sift the last entry down from the root
-                        tmp_cost = self.heap_cost[n]
-                        tmp_loc = self.heap_loc[n]
-                        top = 0
-                        while True:
-                            child = 2 * top + 1
-                            if child >= n:
-                                break
-                            if child + 1 < n and self.heap_cost[child + 1] < self.heap_cost[child]:
-                                child += 1
-                            if self.heap_cost[child] >= tmp_cost:
-                                break
-                            self.heap_cost[top] = self.heap_cost[child]
-                            self.heap_loc[top] = self.heap_loc[child]
-                            top = child
-                        self.heap_cost[top] = tmp_cost
-                        self.heap_loc[top] = tmp_loc
-                    if self.done_mark[x] == self.epoch:
-                        continue
-                    self.done_mark[x] = self.epoch
-                    if x != p:
-                        value = exp(-d)
-                        self.reach_loc[e] = x
-                        self.reach_value[e] = value
-                        self.reach_interval[e] = min(<int> (value * NI), NI - 1)
-                        e += 1
-                    for f in range(1, NUM_FIELDS):
-                        nd = d + self.edge_cost[x][f]
-                        if nd > limit:
-                            continue
-                        y = x + self.offsets[f]
-                        if self.done_mark[y] == self.epoch:
-                            continue
-                        if self.dist_mark[y] == self.epoch and self.dist[y] <= nd:
-                            continue
-                        self.dist[y] = nd
-                        self.dist_mark[y] = self.epoch
-                        top = n            # sift up
-                        n += 1
-                        while top > 0:
-                            child = (top - 1) >> 1
-                            if self.heap_cost[child] <= nd:
-                                break
-                            self.heap_cost[top] = self.heap_cost[child]
-                            self.heap_loc[top] = self.heap_loc[child]
-                            top = child
-                        self.heap_cost[top] = nd
-                        self.heap_loc[top] = y
-            self.reach_start[c * self.num_cells + self.num_cells] = e
+                self.search(c, i, False)
+
+    cdef int interval_of(self, double cost) noexcept nogil:
+        # floor(value * intervals) of value = exp(-cost), by the costs of the interval bounds
+        # (decreasing in k), counted from the weak end where most values are
+        cdef int k = 1
+        while k < self.num_intervals and cost <= self.interval_cost[k]:
+            k += 1
+        return k - 1
+
+    cdef void grow_entries(self) noexcept nogil:
+        cdef int capacity = 2 * self.entry_capacity
+        self.entry_loc = <int *> realloc(self.entry_loc, capacity * sizeof(int))
+        self.entry_next = <int *> realloc(self.entry_next, capacity * sizeof(int))
+        self.entry_cost = <double *> realloc(self.entry_cost, capacity * sizeof(double))
+        if self.entry_loc == NULL or self.entry_next == NULL or self.entry_cost == NULL:
+            abort()
+        self.entry_capacity = capacity
 
     cdef void forward_evaluation(self) noexcept nogil:
-        cdef int i, c, e, u, p, q, tp, stop
+        cdef int i, c, e, u, p, q, tp, stop, first
         cdef int L2 = self.num_level2, S = self.num_selected, NI = self.num_intervals
         cdef const double *w
         cdef const double *a
@@ -493,8 +569,9 @@ cdef class SoftSegNetwork:
             tp = self.types[p]
             z = self.params[self.bv_start + tp]
             for c in range(2):
-                stop = self.reach_start[c * self.num_cells + i + 1]
-                for e in range(self.reach_start[c * self.num_cells + i], stop):
+                first = (c * self.num_cells + i) * self.num_cells
+                stop = first + self.reach_count[c * self.num_cells + i]
+                for e in range(first, stop):
                     q = self.reach_loc[e]
                     w = self.params + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
                                                         + self.types[q]) * NI
@@ -515,11 +592,189 @@ cdef class SoftSegNetwork:
             total += self.evaluation[self.cells[i]]
         return total
 
+    # ----------------------------------------------------------------- successors
+
+    cdef double forward_base(self) noexcept nogil:
+        # forward_all() of the position the successors are made from, remembering what they
+        # share: its inputs, layers and connectivity, and per point the searches that expanded it
+        cdef int i, c, p
+        cdef double total = 0.0
+        self.forward_local()
+        memset(self.visitors, 0, 2 * MAX_LOCS * self.visitor_words * sizeof(unsigned long long))
+        for c in range(2):
+            for i in range(self.num_cells):
+                self.set_steps(c, self.cells[i])
+            for i in range(self.num_cells):
+                self.search(c, i, True)
+        self.forward_evaluation()
+        for i in range(self.num_cells):
+            p = self.cells[i]
+            total += self.evaluation[p]
+            self.base_types[p] = self.types[p]
+            self.base_num_active[p] = self.num_active[p]
+            memcpy(self.base_active[p], self.active[p], self.num_active[p] * sizeof(int))
+        memcpy(self.base_h1, self.h1, self.num_locs * self.hidden1 * sizeof(double))
+        memcpy(self.base_level2, self.level2, self.num_locs * self.num_level2 * sizeof(double))
+        memcpy(self.base_reach_loc, self.reach_loc, 2 * self.num_cells * self.num_cells * sizeof(int))
+        memcpy(self.base_reach_interval, self.reach_interval,
+               2 * self.num_cells * self.num_cells * sizeof(int))
+        memcpy(self.base_reach_cost, self.reach_cost,
+               2 * self.num_cells * self.num_cells * sizeof(double))
+        memcpy(self.base_reach_count, self.reach_count, 2 * self.num_cells * sizeof(int))
+        self.num_dirty_h1 = 0
+        self.num_dirty_level2 = 0
+        self.num_dirty_sources = 0
+        return total
+
+    cdef void restore_base(self) noexcept nogil:
+        # undo what forward_successor() changed: the base position's state again
+        cdef int k, p, c, slot, start, count
+        for k in range(self.num_changed_inputs):
+            p = self.changed_inputs[k]
+            self.types[p] = self.base_types[p]
+            self.num_active[p] = self.base_num_active[p]
+            memcpy(self.active[p], self.base_active[p], self.base_num_active[p] * sizeof(int))
+        self.num_changed_inputs = 0
+        for k in range(self.num_dirty_h1):
+            p = self.dirty_h1[k]
+            memcpy(self.h1 + p * self.hidden1, self.base_h1 + p * self.hidden1,
+                   self.hidden1 * sizeof(double))
+        self.num_dirty_h1 = 0
+        for k in range(self.num_dirty_level2):
+            p = self.dirty_level2[k]
+            memcpy(self.level2 + p * self.num_level2, self.base_level2 + p * self.num_level2,
+                   self.num_level2 * sizeof(double))
+            for c in range(2):
+                self.set_steps(c, p)
+        self.num_dirty_level2 = 0
+        for k in range(self.num_dirty_sources):
+            slot = self.dirty_sources[k]
+            start = slot * self.num_cells
+            count = self.base_reach_count[slot]
+            memcpy(self.reach_loc + start, self.base_reach_loc + start, count * sizeof(int))
+            memcpy(self.reach_interval + start, self.base_reach_interval + start, count * sizeof(int))
+            memcpy(self.reach_cost + start, self.base_reach_cost + start, count * sizeof(double))
+            self.reach_count[slot] = count
+        self.num_dirty_sources = 0
+
+    cdef double forward_successor(self, Board board, int move, int to_move) noexcept nogil:
+        # board has just played move on the forward_base() position (to_move the side to move
+        # after it, as there). The inputs that changed (the move, captures, the features'
+        # overlay) make the first hidden units of their windows dirty, those the second level's
+        # of theirs; a search is redone when it expanded a point whose steps changed (otherwise
+        # it would find exactly what it found), and the evaluation layer is recomputed whole.
+        # The state is the successor's until the next forward_successor() or restore_base().
+        cdef int k, i, j, f, p, q, c, w, slot, kind, n
+        cdef int L2 = self.num_level2, H1 = self.hidden1, words = self.visitor_words
+        cdef int first_unit = self.hidden2 + 2
+        cdef bint differs
+        cdef double total = 0.0
+        cdef unsigned long long bits
+        self.restore_base()
+        self.epoch += 1
+        if self.epoch == 0:
+            memset(self.dist_mark, 0, sizeof(self.dist_mark))
+            self.epoch = 1
+        # 1. the inputs: every point whose type or active inputs differ from the base
+        self.set_types(board, to_move)
+        if self.board_features is not None:
+            self.board_features.successor(board, move)
+        for i in range(self.num_cells):
+            p = self.cells[i]
+            if self.board_features is None:
+                self.inputs_from_slots(p, to_move, NULL)
+            else:
+                self.inputs_from_slots(p, to_move, self.board_features.cell_values(p))
+            differs = self.types[p] != self.base_types[p] or \
+                self.num_active[p] != self.base_num_active[p]
+            if not differs:
+                for k in range(self.num_active[p]):
+                    if self.active[p][k] != self.base_active[p][k]:
+                        differs = True
+                        break
+            if differs:
+                self.changed_inputs[self.num_changed_inputs] = p
+                self.num_changed_inputs += 1
+            else:
+                self.types[p] = self.base_types[p]
+        # 2. first hidden units within the windows of the changed inputs
+        self.mark_epoch += 1
+        if self.mark_epoch == 0:
+            memset(self.h1_mark, 0, sizeof(self.h1_mark))
+            memset(self.level2_mark, 0, sizeof(self.level2_mark))
+            self.mark_epoch = 1
+        for k in range(self.num_changed_inputs):
+            p = self.changed_inputs[k]
+            for f in range(NUM_FIELDS):
+                q = p + self.offsets[f]
+                if self.types[q] >= 0 and self.h1_mark[q] != self.mark_epoch:
+                    self.h1_mark[q] = self.mark_epoch
+                    self.dirty_h1[self.num_dirty_h1] = q
+                    self.num_dirty_h1 += 1
+        for k in range(self.num_dirty_h1):
+            self.hidden_cell(self.dirty_h1[k])
+        for k in range(self.num_dirty_h1):
+            p = self.dirty_h1[k]
+            for f in range(NUM_FIELDS):
+                q = p + self.offsets[f]
+                if self.types[q] >= 0 and self.level2_mark[q] != self.mark_epoch:
+                    self.level2_mark[q] = self.mark_epoch
+                    self.dirty_level2[self.num_dirty_level2] = q
+                    self.num_dirty_level2 += 1
+        # changed inputs also change the second level of their own windows through the types
+        for k in range(self.num_changed_inputs):
+            p = self.changed_inputs[k]
+            for f in range(NUM_FIELDS):
+                q = p + self.offsets[f]
+                if self.types[q] >= 0 and self.level2_mark[q] != self.mark_epoch:
+                    self.level2_mark[q] = self.mark_epoch
+                    self.dirty_level2[self.num_dirty_level2] = q
+                    self.num_dirty_level2 += 1
+        for k in range(self.num_dirty_level2):
+            self.level2_cell(self.dirty_level2[k])
+        # 3. the searches that expanded a point whose steps (or self value) changed
+        for w in range(2 * words):
+            self.dirty_bits[w] = 0
+        for k in range(self.num_dirty_level2):
+            p = self.dirty_level2[k]
+            for c in range(2):
+                differs = False
+                for f in range(NUM_FIELDS):
+                    if self.level2[p * L2 + first_unit + NUM_FIELDS * c + f] != \
+                            self.base_level2[p * L2 + first_unit + NUM_FIELDS * c + f]:
+                        differs = True
+                        break
+                if differs:
+                    self.set_steps(c, p)
+                    for w in range(words):
+                        self.dirty_bits[c * words + w] |= self.visitors[(c * MAX_LOCS + p) * words + w]
+                    # the point's own search uses its self value even when it expands nothing
+                    i = self.cell_index[p]
+                    self.dirty_bits[c * words + (i >> 6)] |= 1ULL << (i & 63)
+        for c in range(2):
+            for w in range(words):
+                bits = self.dirty_bits[c * words + w]
+                while bits:
+                    j = 0
+                    while not (bits >> j) & 1ULL:
+                        j += 1
+                    bits &= bits - 1
+                    i = w * 64 + j
+                    slot = c * self.num_cells + i
+                    self.dirty_sources[self.num_dirty_sources] = slot
+                    self.num_dirty_sources += 1
+                    self.search(c, i, False)
+        # 4. the evaluation layer
+        self.forward_evaluation()
+        for i in range(self.num_cells):
+            total += self.evaluation[self.cells[i]]
+        return total
+
     # ----------------------------------------------------------------- backward
 
     cdef double backward(self, const double *targets, const unsigned char *mask, double *dest,
                          double scale) noexcept nogil:
-        cdef int i, c, e, u, f, k, a, p, q, tp, tq, stop, column
+        cdef int i, c, e, u, f, k, a, p, q, tp, tq, stop, column, first
         cdef int H1 = self.hidden1, L2 = self.num_level2, S = self.num_selected
         cdef int NI = self.num_intervals, NIN = self.num_inputs, H2 = self.hidden2
         cdef double loss = 0.0, y, t, de, g, s, x
@@ -551,8 +806,9 @@ cdef class SoftSegNetwork:
                 continue
             tp = self.types[p]
             for c in range(2):
-                stop = self.reach_start[c * self.num_cells + i + 1]
-                for e in range(self.reach_start[c * self.num_cells + i], stop):
+                first = (c * self.num_cells + i) * self.num_cells
+                stop = first + self.reach_count[c * self.num_cells + i]
+                for e in range(first, stop):
                     q = self.reach_loc[e]
                     w = self.params + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
                                                         + self.types[q]) * NI
@@ -568,8 +824,9 @@ cdef class SoftSegNetwork:
             tp = self.types[p]
             g = scale * de
             for c in range(2):
-                stop = self.reach_start[c * self.num_cells + i + 1]
-                for e in range(self.reach_start[c * self.num_cells + i], stop):
+                first = (c * self.num_cells + i) * self.num_cells
+                stop = first + self.reach_count[c * self.num_cells + i]
+                for e in range(first, stop):
                     q = self.reach_loc[e]
                     wd = dest + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
                                                   + self.types[q]) * NI
@@ -748,22 +1005,14 @@ cdef class SoftSegNetwork:
         cdef double total, pass_total
         self.encode_base(board, opponent, True)
         with nogil:
-            pass_total = self.forward_all()
+            pass_total = self.forward_base()
             for i in range(points.shape[0]):
                 move = points[i]
                 board.play_move(move, mover, allow_suicide)
-                self.set_types(board, opponent)
-                if self.board_features is not None:
-                    self.board_features.successor(board, move)
-                for j in range(self.num_cells):
-                    p = self.cells[j]
-                    if self.board_features is None:
-                        self.inputs_from_slots(p, opponent, NULL)
-                    else:
-                        self.inputs_from_slots(p, opponent, self.board_features.cell_values(p))
-                total = self.forward_all()
+                total = self.forward_successor(board, move, opponent)
                 out[i] = self.num_cells - 2.0 * total
                 board.undo_move()
+            self.restore_base()
         return self.num_cells - 2.0 * pass_total, values
 
     def _check_targets(self, targets, mask):
@@ -795,7 +1044,8 @@ cdef class SoftSegNetwork:
 
     def train_position(self, encoded, targets, mask, double rate):
         """One gradient step of size rate on one position (NeuroGo's immediate update), done in
-        place on the weights the position touches; returns the loss before the step."""
+        place on the weights the position touches. Returns (loss, outputs) of the forward pass
+        the step was computed from (before the step)."""
         self._load_encoded(encoded)
         targets, mask = self._check_targets(targets, mask)
         cdef double[:, ::1] t = targets
@@ -803,20 +1053,22 @@ cdef class SoftSegNetwork:
         cdef double loss
         with nogil:
             self.forward_all()
+        outputs = self._outputs()
+        with nogil:
             loss = self.backward(&t[0, 0], &m[0, 0], self.params, -rate)
         self.params_version += 1
-        return loss
+        return loss, outputs
 
     def connectivity(self):
         """The last forward pass's global connectivity: (2, num_locs, num_locs), [colour][p][q]
         the connection value of p to q (0 below the cut-off); colour 0 is the side to move."""
         result = np.zeros((2, self.num_locs, self.num_locs))
-        cdef int c, i, e
+        cdef int c, i, e, first
         for c in range(2):
             for i in range(self.num_cells):
-                for e in range(self.reach_start[c * self.num_cells + i],
-                               self.reach_start[c * self.num_cells + i + 1]):
-                    result[c, self.cells[i], self.reach_loc[e]] = self.reach_value[e]
+                first = (c * self.num_cells + i) * self.num_cells
+                for e in range(first, first + self.reach_count[c * self.num_cells + i]):
+                    result[c, self.cells[i], self.reach_loc[e]] = exp(-self.reach_cost[e])
         return result
 
     def _pathfinder_on(self, local, int size):

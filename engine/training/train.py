@@ -502,8 +502,10 @@ class Trainer:
         """NeuroGo: TD(0) over the recent games in random order, each backward from its end, with
         an update after every trained position; weight decay once per game, after the replay.
         softseg: the signal observed at the next position is its target where present (the
-        event ends that unit's prediction, section 2.1), the final signal at the end, and the
-        update is made in place (SoftSegNetwork.train_position)."""
+        event ends that unit's prediction, section 2.1), the final signal at the end; the
+        update is made in place (SoftSegNetwork.train_position), and a trained position's
+        prediction, the target of the one before it, is the forward pass its own step was
+        computed from (one pass fewer; it differs from the updated net's by one step of 3e-4)."""
         network = self.network
         loss, entries = 0.0, 0
         trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
@@ -519,11 +521,14 @@ class Trainer:
             following_mask = game.final_mask
             for t in range(len(game.inputs) - 1, -1, -1):
                 black = game.black_to_move[t]
+                outputs = None
                 if game.trained[t]:
                     target = following if black else swap_frame(following)
                     mask = following_mask if black else swap_frame_mask(following_mask)
                     if in_place:
-                        loss += network.train_position(game.inputs[t], target, mask, rate)
+                        position_loss, outputs = network.train_position(game.inputs[t], target,
+                                                                        mask, rate)
+                        loss += position_loss
                     else:
                         grad = np.zeros(network.num_params)
                         loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
@@ -531,7 +536,8 @@ class Trainer:
                         params[trainable] -= rate * grad[trainable]
                         network.set_params(params)
                     entries += int(mask.sum())
-                outputs = network.forward(game.inputs[t])
+                if outputs is None:
+                    outputs = network.forward(game.inputs[t])
                 following = outputs if black else swap_frame(outputs)
                 if game.observed is not None:      # the final mask covers every on-board output
                     following = np.where(game.observed[t] >= 0, game.observed[t], following)
