@@ -50,6 +50,8 @@ cdef enum:
     SS_MAX_HIDDEN1 = 64
     SS_MAX_LEVEL2 = 84            # hidden2 <= 64, + 20
     SS_MAX_INTERVALS = 64
+    INTERVAL_TABLE_SIZE = 1024    # interval_of()'s table (softseg.pyx): costs 0 .. 4 (values down to 0.018)
+    INTERVAL_TABLE_SCALE = 256    # entries per unit of cost
     SS_MAX_WORDS = 12            # 64-bit words of a bitset over the cells (MAX_LOCS / 64 + 1)
 
 
@@ -90,6 +92,7 @@ cdef class SoftSegNetwork:
     cdef double *reach_cost                  # -log of the connection value
     cdef int reach_capacity
     cdef double interval_cost[SS_MAX_INTERVALS]   # -log(k / intervals): interval k's lower bound
+    cdef int interval_table[INTERVAL_TABLE_SIZE]  # interval at cost index / INTERVAL_TABLE_SCALE
     # pathfinder scratch: the steps of one colour, the bucket queue, the distances
     cdef int step_to[2][MAX_LOCS][8]
     cdef double step_cost[2][MAX_LOCS][8]    # -log(local connection) >= 0
@@ -151,7 +154,6 @@ cdef class SoftSegNetwork:
     cdef void set_steps(self, int c, int p) noexcept nogil
     cdef void search(self, int c, int i, bint record) noexcept nogil
     cdef void pathfinder(self) noexcept nogil
-    cdef int interval_of(self, double cost) noexcept nogil
     cdef void grow_entries(self) noexcept nogil
     # the reach lists from the local-connection units (Dijkstra on -log, cut off below cutoff)
     cdef void forward_evaluation(self) noexcept nogil

@@ -98,6 +98,23 @@ def feature_set_features(name):
     return [f for f in FEATURE_SET_SPECS[name].features if f != "stone_class"]
 
 
+cdef inline int interval_of(const int *table, const double *bounds, int intervals,
+                            double cost) noexcept nogil:
+    # floor(value * intervals) of value = exp(-cost): the table on the quantised cost gives it
+    # but near an interval bound, which the bounds' own costs (-log(k / intervals), decreasing
+    # in k) settle
+    cdef int index = <int> (cost * INTERVAL_TABLE_SCALE)
+    cdef int k
+    if index >= INTERVAL_TABLE_SIZE:
+        index = INTERVAL_TABLE_SIZE - 1
+    k = table[index]
+    while k + 1 < intervals and cost <= bounds[k + 1]:
+        k += 1
+    while k > 0 and cost > bounds[k]:
+        k -= 1
+    return k
+
+
 cdef inline double sigmoid(double x) noexcept nogil:
     return 1.0 / (1.0 + exp(-x))
 
@@ -188,11 +205,15 @@ cdef class SoftSegNetwork:
         self.entry_cost = <double *> malloc(self.entry_capacity * sizeof(double))
         self.bucket_head = <int *> malloc((<int> (-log(cutoff) * PATH_QUANTUM) + 4) * sizeof(int))
         if (self.h1 == NULL or self.d_h1 == NULL or self.level2 == NULL or self.d_level2 == NULL
-                or self.base_h1 == NULL or self.base_level2 == NULL or self.entry_loc == NULL or self.entry_next == NULL
+                or self.base_h1 == NULL or self.base_level2 == NULL
+                or self.entry_loc == NULL or self.entry_next == NULL
                 or self.entry_cost == NULL or self.bucket_head == NULL):
             raise MemoryError()
         for k in range(1, intervals):
             self.interval_cost[k] = -log(<double> k / intervals)
+        for k in range(INTERVAL_TABLE_SIZE):       # the interval at the table entry's low end
+            self.interval_table[k] = min(int(exp(-k / INTERVAL_TABLE_SCALE) * intervals),
+                                         intervals - 1)
         self.reach_capacity = 0
         self.epoch = 0
         memset(self.dist_mark, 0, sizeof(self.dist_mark))
@@ -467,7 +488,8 @@ cdef class SoftSegNetwork:
         if local >= self.cutoff:          # p to itself: its self-connection unit
             self.reach_loc[e] = p
             self.reach_cost[e] = -log(local)
-            self.reach_interval[e] = self.interval_of(-log(local))
+            self.reach_interval[e] = interval_of(self.interval_table, self.interval_cost,
+                                                 self.num_intervals, -log(local))
             e += 1
         self.epoch += 1
         if self.epoch == 0:
@@ -528,7 +550,8 @@ cdef class SoftSegNetwork:
             cost = self.dist[x]
             self.reach_loc[e] = x
             self.reach_cost[e] = cost
-            self.reach_interval[e] = self.interval_of(cost)
+            self.reach_interval[e] = interval_of(self.interval_table, self.interval_cost,
+                                                 self.num_intervals, cost)
             e += 1
         self.reach_count[slot] = e - slot * self.num_cells
 
@@ -540,14 +563,6 @@ cdef class SoftSegNetwork:
                 self.set_steps(c, self.cells[i])
             for i in range(self.num_cells):
                 self.search(c, i, False)
-
-    cdef int interval_of(self, double cost) noexcept nogil:
-        # floor(value * intervals) of value = exp(-cost), by the costs of the interval bounds
-        # (decreasing in k), counted from the weak end where most values are
-        cdef int k = 1
-        while k < self.num_intervals and cost <= self.interval_cost[k]:
-            k += 1
-        return k - 1
 
     cdef void grow_entries(self) noexcept nogil:
         cdef int capacity = 2 * self.entry_capacity
