@@ -419,6 +419,28 @@ def test_successor_values_are_full_evaluations_of_each_successor(feature_set):
     assert pass_value == pytest.approx(49 - 2 * total, abs=1e-9)
 
 
+def test_successors_redo_only_the_searches_a_move_can_change():
+    """With short connections (local units biased down), a move far from most points leaves their
+    searches alone: the successor path redoes a few, and its values are still the full ones."""
+    network = random_network(12, scale=0.3)
+    params = network.get_params()
+    start, stop, shape = network.parameter_blocks()["b2"]
+    b2 = params[start:stop].reshape(shape)
+    b2[:, network.hidden2 + 2:] -= 1.5          # local connections around 0.2: short paths
+    network.set_params(params)
+    board, to_move = middle_game(13, 30, seed=8)
+    moves = board.legal_moves(to_move)[:20]
+    before = network.searches_made
+    pass_value, values = network.successor_values(board, to_move, moves)
+    per_successor = (network.searches_made - before - 2 * 169) / len(moves)
+    assert 0 < per_successor < 0.5 * 2 * 169, per_successor
+    for move, value in zip(moves, values):
+        board.play(move, to_move)
+        _, _, total = network.evaluate_board(board, 3 - to_move)
+        board.undo()
+        assert value == pytest.approx(169 - 2 * total, abs=1e-9)
+
+
 @pytest.mark.parametrize("size", [5, 9, 13, 19])
 def test_the_evaluator_plays_every_board_size(size):
     evaluator = SoftSegEvaluator(random_network(7, scale=0.2))

@@ -63,6 +63,7 @@ cdef class SoftSegNetwork:
     cdef readonly long long params_version
     cdef readonly int w1_start, b1_start, w2_start, b2_start, wv_start, bv_start
     cdef public bint freeze_connectivity     # forward() keeps the previous connectivity (tests)
+    cdef readonly long long searches_made    # pathfinder searches (one source, one colour) so far
     cdef object _params                      # float64 (num_params,)
     cdef double *params
     # input mapping: per board feature, the cell kind it applies to (0 empty, 1 own stone,

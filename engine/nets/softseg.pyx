@@ -193,6 +193,7 @@ cdef class SoftSegNetwork:
         self.params = &view[0]
         self.params_version = 0
         self.freeze_connectivity = False
+        self.searches_made = 0
         self.h1 = <double *> malloc(MAX_LOCS * hidden1 * sizeof(double))
         self.d_h1 = <double *> malloc(MAX_LOCS * hidden1 * sizeof(double))
         self.level2 = <double *> malloc(MAX_LOCS * self.num_level2 * sizeof(double))
@@ -484,6 +485,7 @@ cdef class SoftSegNetwork:
         slot = c * self.num_cells + i
         e = slot * self.num_cells
         p = self.cells[i]
+        self.searches_made += 1
         local = self.level2[p * self.num_level2 + self.hidden2 + 2 + NUM_FIELDS * c]
         if local >= self.cutoff:          # p to itself: its self-connection unit
             self.reach_loc[e] = p
