@@ -17,9 +17,12 @@ Choices where the paper leaves room (section numbers are the paper's):
   window have no neurons and contribute nothing.
 - 2.5 the connection value of p to itself is its local self-connection unit; of p to any other
   point, the best product over paths of 3x3 steps of the local-connection units of the points the
-  steps leave (a window neighbour's direct unit is the one-step path). Dijkstra on -log values,
-  from every point, pruned at the 0.1 cut-off (footnote 2): a path whose product falls below it
-  can only fall further, so every pair at or above it is exact.
+  steps leave (a window neighbour's direct unit is the one-step path). Dijkstra on -log values
+  (a bucket queue), from every point, pruned at the 0.1 cut-off (footnote 2): a path whose
+  product falls below it can only fall further, so every pair at or above it is exact.
+- 1-ply: each successor is a whole forward pass in effect, computed from the position's
+  (forward_successor()): only the layers within reach of the inputs the move changes, and only
+  the searches that expanded a point whose local connections changed, are redone.
 - 2.6 the interval of a connection value v is floor(v * intervals) (the last includes 1); the
   selection weights are separate per colour: w[c][type(p)][type(p')][interval][unit].
 - 3.1 the connectivity is not differentiated (the paper: "did not take part in the
