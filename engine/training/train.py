@@ -168,8 +168,9 @@ class TrainSettings:
         if len(self.hidden) != 5 or min(self.hidden) < 0 or sum(self.hidden) == 0:
             raise ValueError(f"hidden must be five counts T,S,D,C,F >= 0, not {self.hidden}")
         if self.arch == "isn" and self.feature_set not in isn.FEATURE_SETS:
+            hint = " (raw is --arch softseg's)" if self.feature_set in softseg.FEATURE_SETS else ""
             raise ValueError(f"feature set must be one of {sorted(isn.FEATURE_SETS)}, "
-                             f"not {self.feature_set!r}")
+                             f"not {self.feature_set!r}{hint}")
         if not isinstance(self.rich_signal, bool):
             raise ValueError(f"rich_signal must be true or false, not {self.rich_signal!r}")
         self.selfplay_config("all")          # validates the self-play settings
