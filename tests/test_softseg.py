@@ -580,3 +580,24 @@ def test_softseg_settings_are_refused_when_they_cannot_work():
             tiny_softseg_settings(**changes)
     with pytest.raises(ValueError, match="feature set must be one of"):
         train.TrainSettings(feature_set="raw")           # raw is softseg's alone
+
+
+def test_gibbs_moves_sample_the_papers_score(monkeypatch):
+    """Section 3.1 samples P ~ exp(s / T) with s the sum of the evaluation layer: half the area
+    margin the network returns (up to a constant), so self-play hands the policy margin / 2."""
+    from engine.training import selfplay
+    network = random_network(10, scale=0.1)
+    seen = []
+    real_choose = selfplay._choose
+
+    def recording_choose(config, rng, values):
+        seen.append(values.copy())
+        return real_choose(config, rng, values)
+
+    monkeypatch.setattr(selfplay, "_choose", recording_choose)
+    board = Board(5)
+    config = SelfPlayConfig(size=5, procedure="neurogo", move_cap_factor=0.05)   # one move
+    play_softseg_game(network, config, np.random.default_rng(0))
+    pass_value, values = network.successor_values(board, BLACK, board.legal_moves(BLACK))
+    assert np.allclose(seen[0][:-1], values / 2)
+    assert seen[0][-1] == -np.inf                    # no pass before every point is alive

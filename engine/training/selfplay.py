@@ -205,7 +205,9 @@ def play_softseg_game(network, config, rng):
     """One self-play game with NeuroGo's soft-segmentation network (engine/nets/softseg.pyx) under
     the paper's rules (section 2.1): no move into one's own single-point eye, no pass until every
     point is alive (or no other move is left), positional superko as above. Moves by
-    config.procedure's policy over the successors' expected area margins (komi plays no part).
+    config.procedure's policy over the successors' scores in the paper's unit, the sum of the
+    evaluation layer (half the expected area margin, up to a constant that no choice sees): the
+    Gibbs moves' P ~ exp(score / T) with T = 4 as in section 3.1. Komi plays no part.
     The record's inputs are the encoded positions (SoftSegNetwork.encode), its outputs empty
     (NeuroGo's procedure recomputes them while it trains), and extra["observed"] the signal
     present on the board at each position (softseg.events_of: real-Black frame)."""
@@ -236,7 +238,7 @@ def play_softseg_game(network, config, rng):
             if values.max() == -np.inf:                   # every move broke superko
                 index, exploratory, move = pass_index, False, PASS
             else:
-                index, exploratory = _choose(config, rng, values)
+                index, exploratory = _choose(config, rng, values / 2.0)
                 move = candidates[index]
             if move == PASS:
                 board.play(PASS, colour)
