@@ -7,6 +7,7 @@ CYTHON_MODULES = [
     "engine.rules.board",
     "engine.nets.features",
     "engine.nets.network",        # cimports features
+    "engine.nets.softseg",        # cimports features
     "engine.search.playout",
     "engine.search.tree",         # cimports playout
 ]

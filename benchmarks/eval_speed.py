@@ -26,6 +26,18 @@ net" column's call) per size and set, untimed, for callgrind to count:
         --toggle-collect='__pyx_pf_*Network_*successor_values' \
         python benchmarks/eval_speed.py --sizes 9 --feature-sets neurogo --calls 3
 then callgrind_annotate's PROGRAM TOTALS / N is one 1-ply move's instructions.
+
+--arch softseg measures NeuroGo 3's soft-segmentation network instead (engine/nets/softseg.pyx;
+fresh nets of its input sets neurogo, neurogo_lite, raw, or a softseg --weights file). Issue 16's
+targets, one core: a whole 1-ply move on 9x9 <= 20 ms, on 19x19 <= 300 ms. Columns:
+  full eval     SoftSegNetwork.evaluate_board (encode + forward, pathfinder included)
+  1-ply net     SoftSegNetwork.successor_values: every legal successor (a full forward each,
+                features incremental)
+  1-ply eval    SoftSegEvaluator.successor_values: what the player pays per move
+  no pathfinder 1-ply net with the connectivity frozen (the pathfinder's share is the difference)
+  reach         connection pairs at or above the cut-off per point and colour (the pathfinder's
+                and the weight selection's work grow with it; a fresh net's are near the board)
+For callgrind: --toggle-collect='__pyx_pf_*SoftSegNetwork_*successor_values'.
 """
 import argparse
 import os
@@ -42,6 +54,8 @@ from engine.nets.features import BoardFeatures, set_layout  # noqa: E402
 from engine.rules.game import GameState  # noqa: E402
 from engine.nets import weights as weight_files  # noqa: E402
 from engine.nets.network import FEATURE_SETS  # noqa: E402
+from engine.nets import softseg  # noqa: E402
+from engine.nets.evaluator import SoftSegEvaluator  # noqa: E402
 
 FILL_FRACTION = 0.35    # a middle game: about a third of the points played
 POSITION_SEED = 2024
@@ -84,6 +98,11 @@ def best_time(function, repeats, min_seconds=0.2):
 def one_ply_moves(network, size, calls):
     """calls untimed 1-ply moves (Network.successor_values) of the middle-game position."""
     state = middle_game(size)
+    if isinstance(network, softseg.SoftSegNetwork):
+        moves = np.array(state.legal_moves(), dtype=np.intc)
+        for _ in range(calls):
+            network.successor_values(state.board, state.to_move, moves)
+        return
     evaluator = NetworkEvaluator(network)
     evaluator.evaluate(state)
     weights = evaluator._position(state).weights
@@ -121,6 +140,53 @@ def measure(network, size, repeats):
             "features": features, "agreement": agreement}
 
 
+def measure_softseg(network, size, repeats):
+    state = middle_game(size)
+    moves = np.array(state.legal_moves(), dtype=np.intc)
+    board = state.board.copy()
+    mover = state.to_move
+    evaluator = SoftSegEvaluator(network)
+    full_eval = best_time(lambda: network.evaluate_board(board, mover), repeats)
+    net_1ply = best_time(lambda: network.successor_values(board, mover, moves), repeats)
+    eval_1ply = best_time(lambda: evaluator.successor_values(state), repeats)
+    network.evaluate_board(board, mover)
+    reach = (network.connectivity() > 0).sum() / (2 * size * size)
+    network.freeze_connectivity = True
+    try:
+        frozen = best_time(lambda: network.successor_values(board, mover, moves), repeats)
+    finally:
+        network.freeze_connectivity = False
+    stones = len(board.stones(BLACK)) + len(board.stones(WHITE))
+    return {"size": size, "stones": stones, "moves": len(moves), "full_eval": full_eval,
+            "net_1ply": net_1ply, "eval_1ply": eval_1ply, "frozen": frozen, "reach": reach}
+
+
+def main_softseg(args):
+    if args.weights:
+        networks = [weight_files.load_weights(args.weights)[0]]
+        source = args.weights
+    else:
+        names = [n for n in args.feature_sets if n in softseg.FEATURE_SETS] or ["neurogo"]
+        networks = [weight_files.new_softseg_network(args.seed, name) for name in names]
+        source = f"fresh soft-segmentation nets, seed {args.seed}"
+    if args.calls:
+        for size in args.sizes:
+            for network in networks:
+                one_ply_moves(network, size, args.calls)
+        return
+    print(f"network: {source}; " + ", ".join(f"{n.feature_set} {n.num_params} parameters"
+                                             for n in networks) + f"; best of {args.repeats}")
+    print(f"{'size':>4} {'set':>12} {'stones':>6} {'moves':>5} {'full eval':>10} {'1-ply net':>10} "
+          f"{'1-ply eval':>10} {'no pathfinder':>13} {'per move':>9} {'reach':>6}")
+    for size in args.sizes:
+        for network in networks:
+            r = measure_softseg(network, size, args.repeats)
+            print(f"{r['size']:>4} {network.feature_set:>12} {r['stones']:>6} {r['moves']:>5} "
+                  f"{r['full_eval'] * 1e3:>8.3f}ms {r['net_1ply'] * 1e3:>8.2f}ms "
+                  f"{r['eval_1ply'] * 1e3:>8.2f}ms {r['frozen'] * 1e3:>11.2f}ms "
+                  f"{r['net_1ply'] / max(r['moves'], 1) * 1e3:>7.3f}ms {r['reach']:>6.1f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", help="weight file (default: fresh nets from --seed)")
@@ -128,11 +194,18 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
     parser.add_argument("--feature-sets", nargs="+", default=["isn14", "neurogo", "neurogo_lite"],
-                        choices=sorted(FEATURE_SETS), help="fresh nets of these input sets")
+                        choices=sorted(set(FEATURE_SETS) | set(softseg.FEATURE_SETS)),
+                        help="fresh nets of these input sets")
+    parser.add_argument("--arch", choices=("isn", "softseg"), default="isn",
+                        help="the architecture measured (a --weights file says its own)")
     parser.add_argument("--calls", type=int, default=0,
                         help="only make this many untimed 1-ply moves per size and set "
                              "(for callgrind)")
     args = parser.parse_args(argv)
+    if args.weights and weight_files.load_weights(args.weights)[1]["architecture"]["name"] == "softseg":
+        args.arch = "softseg"
+    if args.arch == "softseg":
+        return main_softseg(args)
     if args.weights:
         network, _ = weight_files.load_weights(args.weights)
         networks = [network]

@@ -98,8 +98,8 @@ def test_feature_set_and_version_travel_with_the_weights(tmp_path):
     with pytest.raises(WeightFileError) as caught:
         load_weights(path, feature_set="isn14")
     assert "trained on input feature set 'neurogo', but the caller feeds 'isn14'" in str(caught.value)
-    with pytest.raises(ValueError, match="unknown feature set 'raw'"):
-        load_weights(path, feature_set="raw")
+    with pytest.raises(ValueError, match="unknown feature set 'nonsense'"):
+        load_weights(path, feature_set="nonsense")
 
 
 def test_the_rich_signal_option_travels_with_the_weights(saved, tmp_path):

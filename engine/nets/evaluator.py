@@ -2,8 +2,10 @@
 
 Reading order: `Evaluator` (the two calls every implementation provides), `NetworkEvaluator`
 (Blair's Internal Symmetry Network: `evaluate()`, `successor_values()` and `_position()`, the
-implicit recurrence over the game), `UniformEvaluator` (a trivial area count for tests), and
-`load_evaluator()`.
+implicit recurrence over the game), `SoftSegEvaluator` (NeuroGo 3's soft-segmentation network,
+engine/nets/softseg.pyx: no recurrence, a position is evaluated alone), `UniformEvaluator` (a
+trivial area count for tests), and `load_evaluator()`, which builds the one a weight file's
+architecture names.
 
 Values are in points, komi included, for the side to move (`evaluate`) or for the player who made
 the move (`successor_values`). The network evaluator scores with Blair's parameters c (value of a
@@ -32,6 +34,7 @@ import numpy as np
 
 from engine.rules.board import BLACK, EMPTY, PASS, WHITE
 from engine.nets import network as isn
+from engine.nets import softseg
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
 CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
@@ -215,6 +218,58 @@ class NetworkEvaluator(Evaluator):
         return -frame_white if to_move == BLACK else frame_white
 
 
+class SoftSegEvaluator(Evaluator):
+    """NeuroGo 3's soft-segmentation network behind the Evaluator interface. The sum of its
+    evaluation layer is the expected number of points alive for the side to move (section 2.2),
+    so the value is the expected area margin (Chinese scoring), komi included. Evaluations are
+    remembered by position (board, side to move) in a small LRU cache."""
+
+    def __init__(self, network, cache_size=DEFAULT_CACHE_SIZE, metadata=None):
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be at least 1, not {cache_size}")
+        self.network = network
+        self.cache_size = int(cache_size)
+        self.metadata = metadata or {}
+        self._cache = OrderedDict()
+        self._params_version = network.params_version
+        self.evaluations = 0
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def evaluate(self, state):
+        if self.network.params_version != self._params_version:
+            self._cache.clear()
+            self._params_version = self.network.params_version
+        key = (state.size, state.board.hash, state.to_move)
+        known = self._cache.get(key)
+        if known is None:
+            outputs, inputs, total = self.network.evaluate_board(state.board, state.to_move)
+            self.evaluations += 1
+            points = state.size * state.size
+            alive = outputs[:, softseg.OUTPUT_EVAL]
+            ownership = np.zeros(len(alive))      # real colours, +1 black
+            on_board = inputs[:, 0] >= 0
+            frame = 2.0 * alive[on_board] - 1.0
+            ownership[on_board] = frame if state.to_move == BLACK else -frame
+            known = (2.0 * total - points, _read_only(outputs), _read_only(inputs),
+                     _read_only(ownership))
+            self._cache[key] = known
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        margin, outputs, inputs, ownership = known
+        return Evaluation(margin + _komi_for(state.to_move, state.rules.komi), ownership, outputs,
+                          inputs)
+
+    def successor_values(self, state):
+        moves = state.legal_moves()
+        mover = state.to_move
+        pass_value, values = self.network.successor_values(state.board.copy(), mover, moves,
+                                                           state.rules.suicide)
+        return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
+
+
 class UniformEvaluator(Evaluator):
     """A trivial evaluator for tests: the Tromp-Taylor area count of the position as it stands
     (every stone alive). ownership is +1/-1 for black/white stones and one-colour regions."""
@@ -247,9 +302,12 @@ class UniformEvaluator(Evaluator):
 
 
 def load_evaluator(path=None, **options):
-    """NetworkEvaluator from a weight file (None: weights.DEFAULT_WEIGHTS). options go to
-    NetworkEvaluator (capture_value, stone_value, cache_size). Raises weights.WeightFileError
-    (a ValueError) naming the file and the problem."""
+    """The evaluator of a weight file (None: weights.DEFAULT_WEIGHTS): NetworkEvaluator for an
+    ISN, SoftSegEvaluator for a soft-segmentation net. options go to it (NetworkEvaluator:
+    capture_value, stone_value, cache_size; SoftSegEvaluator: cache_size). Raises
+    weights.WeightFileError (a ValueError) naming the file and the problem."""
     from engine.nets import weights
     network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
+    if isinstance(network, softseg.SoftSegNetwork):
+        return SoftSegEvaluator(network, metadata=metadata, **options)
     return NetworkEvaluator(network, metadata=metadata, **options)

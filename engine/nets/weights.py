@@ -8,7 +8,10 @@ A weight file is an .npz archive (read with allow_pickle=False) holding two arra
     architecture     {"name": "isn", "hidden": {"T", "S", "D", "C", "F": counts},
                       "num_inputs", "num_outputs", "explicit_biases", "num_params",
                       "rich_signal" (only when true; absent means false)}
-    feature_set      {"name", "version"} of the inputs the parameters were trained on
+                     or {"name": "softseg", "hidden1", "hidden2", "intervals", "cutoff",
+                      "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg.pxd)
+    feature_set      {"name", "version"} of the inputs the parameters were trained on (softseg:
+                     also "raw", the constant input)
     board_size       the board size trained on (the net itself plays on any size)
     games_trained    self-play games behind the parameters
     trainer          the trainer's settings (any JSON object)
@@ -27,11 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from engine.nets.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
+from engine.nets import softseg
 
 FORMAT_NAME = "kosumi-weights"
 FORMAT_VERSION = 1
 ZIP_SIGNATURE = b"PK\x03\x04"    # an .npz is a zip archive; anything else np.load would unpickle
 ARCHITECTURE = "isn"
+SOFTSEG = "softseg"
+ARCHITECTURES = (ARCHITECTURE, SOFTSEG)
 DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hidden units
 DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
 
@@ -69,6 +75,16 @@ def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE
     return network
 
 
+def new_softseg_network(seed, feature_set="neurogo", hidden1=softseg.DEFAULT_HIDDEN1,
+                        hidden2=softseg.DEFAULT_HIDDEN2, intervals=softseg.DEFAULT_INTERVALS,
+                        scale=softseg.DEFAULT_INIT_SCALE):
+    """A freshly initialised soft-segmentation network, parameters from N(0, scale^2) (PCG64
+    seeded by seed)."""
+    network = softseg.SoftSegNetwork(feature_set, hidden1, hidden2, intervals)
+    network.set_params(np.random.default_rng(seed).normal(0.0, scale, network.num_params))
+    return network
+
+
 def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
     return Network(feature_set, trivial=counts["T"], symmetric=counts["S"], diagonal=counts["D"],
                    chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases,
@@ -76,6 +92,9 @@ def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
 
 
 def architecture_of(network):
+    if isinstance(network, softseg.SoftSegNetwork):
+        return {"name": SOFTSEG, **network.sizes, "num_inputs": network.num_inputs,
+                "num_outputs": network.num_outputs, "num_params": network.num_params}
     architecture = {"name": ARCHITECTURE, "hidden": network.hidden_counts,
                     "num_inputs": network.num_inputs, "num_outputs": network.num_outputs,
                     "explicit_biases": bool(network.explicit_biases),
@@ -94,12 +113,17 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
         raise ValueError(f"board_size must be 2..25, not {board_size}")
     if int(games_trained) < 0:
         raise ValueError(f"games_trained must be >= 0, not {games_trained}")
-    feature_set = FEATURE_SETS[network.feature_set]
+    if isinstance(network, softseg.SoftSegNetwork):
+        feature_record = {"name": network.feature_set,
+                          "version": softseg.feature_set_version(network.feature_set)}
+    else:
+        feature_set = FEATURE_SETS[network.feature_set]
+        feature_record = {"name": feature_set.name, "version": feature_set.version}
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "architecture": architecture_of(network),
-        "feature_set": {"name": feature_set.name, "version": feature_set.version},
+        "feature_set": feature_record,
         "board_size": int(board_size),
         "games_trained": int(games_trained),
         "trainer": dict(trainer or {}),
@@ -131,8 +155,9 @@ def load_weights(path, feature_set=None):
     or mismatched file. feature_set: the input feature set the caller will feed the net; a file
     trained on another set is refused (a net must never meet inputs it was not trained on)."""
     path = Path(path)
-    if feature_set is not None and feature_set not in FEATURE_SETS:
-        raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(FEATURE_SETS)}")
+    known_sets = set(FEATURE_SETS) | set(softseg.FEATURE_SETS)
+    if feature_set is not None and feature_set not in known_sets:
+        raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(known_sets)}")
     if not path.exists():
         raise WeightFileError(path, "file not found")
     if not path.is_file():
@@ -207,9 +232,11 @@ def _decode_metadata(path, raw):
 
 def _network_from_metadata(path, metadata):
     architecture = metadata["architecture"]
-    if architecture.get("name") != ARCHITECTURE:
+    if architecture.get("name") not in ARCHITECTURES:
         raise WeightFileError(path, f"architecture {architecture.get('name')!r} is not supported "
-                                    f"(this kosumi runs {ARCHITECTURE!r})")
+                                    f"(this kosumi runs {' and '.join(map(repr, ARCHITECTURES))})")
+    if architecture["name"] == SOFTSEG:
+        return _softseg_from_metadata(path, metadata)
     feature = metadata["feature_set"]
     known = FEATURE_SETS.get(feature.get("name"))
     if known is None:
@@ -242,6 +269,37 @@ def _network_from_metadata(path, metadata):
     if architecture.get("num_params") != network.num_params:
         raise WeightFileError(path, f"architecture says {architecture.get('num_params')!r} parameters; "
                                     f"that architecture has {network.num_params}")
+    return network
+
+
+def _softseg_from_metadata(path, metadata):
+    """The soft-segmentation network the metadata describes, every size checked."""
+    architecture = metadata["architecture"]
+    feature = metadata["feature_set"]
+    name = feature.get("name")
+    if name not in softseg.FEATURE_SETS:
+        raise WeightFileError(path, f"unknown soft-segmentation input set {name!r} "
+                                    f"(known: {list(softseg.FEATURE_SETS)})")
+    if feature.get("version") != softseg.feature_set_version(name):
+        raise WeightFileError(path, f"input set {name} version {feature.get('version')!r} does not "
+                                    f"match this kosumi's version {softseg.feature_set_version(name)}")
+    limits = {"hidden1": (1, 64), "hidden2": (0, 64), "intervals": (1, 64)}
+    for key, (low, high) in limits.items():
+        value = architecture.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise WeightFileError(path, f"architecture {key} should be an integer {low}..{high}, "
+                                        f"got {value!r}")
+    cutoff = architecture.get("cutoff")
+    if not isinstance(cutoff, (int, float)) or isinstance(cutoff, bool) or not 0 < cutoff < 1:
+        raise WeightFileError(path, f"architecture cutoff should be a number in (0, 1), "
+                                    f"got {cutoff!r}")
+    network = softseg.SoftSegNetwork(name, architecture["hidden1"], architecture["hidden2"],
+                                     architecture["intervals"], float(cutoff))
+    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
+                          ("num_params", network.num_params)):
+        if architecture.get(key) != expected:
+            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
+                                        f"architecture has {expected}")
     return network
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from engine.rules.board import BLACK, PASS, Board, opponent
 from engine.rules.game import area_score
 from engine.nets import network as isn
+from engine.nets import softseg
 
 PROCEDURES = ("blair", "neurogo")
 PASS_RULES = ("better", "forced", "boltzmann")
@@ -197,4 +198,79 @@ def play_game(network, config, rng):
         capped=capped,
         score=area_score(board, config.komi),
         superko_rejections=superko_rejections,
+    )
+
+
+def play_softseg_game(network, config, rng):
+    """One self-play game with NeuroGo's soft-segmentation network (engine/nets/softseg.pyx) under
+    the paper's rules (section 2.1): no move into one's own single-point eye, no pass until every
+    point is alive (or no other move is left), positional superko as above. Moves by
+    config.procedure's policy over the successors' scores in the paper's unit, the sum of the
+    evaluation layer (half the expected area margin, up to a constant that no choice sees): the
+    Gibbs moves' P ~ exp(score / T) with T = 4 as in section 3.1. Komi plays no part.
+    The record's inputs are the encoded positions (SoftSegNetwork.encode), its outputs empty
+    (NeuroGo's procedure recomputes them while it trains), and extra["observed"] the signal
+    present on the board at each position (softseg.events_of: real-Black frame)."""
+    size = config.size
+    board = Board(size)
+    seen = {board.hash}
+    colour = BLACK
+    passes = 0
+    inputs, observed, black_to_move, explored, moves = [], [], [], [], []
+    superko_rejections = 0
+    capped = False
+    while passes < 2:
+        if len(moves) >= config.move_cap:
+            capped = True
+            break
+        encoded = network.encode(board, colour)
+        events = softseg.events_of(board)
+        everything_alive = bool((events[board.points(), softseg.OUTPUT_EVAL] >= 0).all())
+        eyes = softseg.own_eyes(board, colour)
+        candidates = [p for p in board.legal_moves(colour) if not eyes[p]]
+        pass_value, values = network.successor_values(board, colour, candidates)
+        candidates.append(PASS)
+        values = np.append(values, pass_value)
+        pass_index = len(candidates) - 1
+        if pass_index > 0 and not everything_alive:
+            values[pass_index] = -np.inf
+        while True:
+            if values.max() == -np.inf:                   # every move broke superko
+                index, exploratory, move = pass_index, False, PASS
+            else:
+                index, exploratory = _choose(config, rng, values / 2.0)
+                move = candidates[index]
+            if move == PASS:
+                board.play(PASS, colour)
+                passes += 1
+                break
+            board.play(move, colour)
+            if board.hash in seen:
+                board.undo()
+                values[index] = -np.inf
+                superko_rejections += 1
+                continue
+            seen.add(board.hash)
+            passes = 0
+            break
+        inputs.append(encoded)
+        observed.append(events)
+        black_to_move.append(colour == BLACK)
+        explored.append(exploratory)
+        moves.append((colour, move))
+        colour = opponent(colour)
+    return GameRecord(
+        size=size,
+        inputs=np.array(inputs, dtype=np.int32).reshape((len(inputs), board.num_locs,
+                                                          network.input_width)),
+        outputs=np.zeros((len(inputs), 0, 0)),
+        black_to_move=np.array(black_to_move, dtype=bool),
+        explored=np.array(explored, dtype=bool),
+        moves=moves,
+        final_board=board,
+        capped=capped,
+        score=area_score(board, config.komi),
+        superko_rejections=superko_rejections,
+        extra={"observed": np.array(observed, dtype=np.int8).reshape(
+            (len(observed), board.num_locs, softseg.NUM_OUTPUT_COLUMNS))},
     )

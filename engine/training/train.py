@@ -82,12 +82,14 @@ from pathlib import Path
 import numpy as np
 
 from engine.nets import network as isn
+from engine.nets import softseg
 from engine.training import td
 from engine.nets import weights as weight_files
 from engine.rules.board import BLACK, WHITE, opponent
 from engine.tools.cli import number
 from engine.tools.gtp_client import find_gnugo
-from engine.training.selfplay import PASS_RULES, PROCEDURES, SelfPlayConfig, play_game
+from engine.training.selfplay import (PASS_RULES, PROCEDURES, SelfPlayConfig, play_game,
+                                      play_softseg_game)
 
 RECENT_RESULTS = 100            # games in the progress bar's running statistics
 SETTINGS_FILE = "settings.json"
@@ -97,6 +99,8 @@ EVALS_FILE = "evals.jsonl"          # offline evaluations (kosumi-train eval)
 LATEST_FILE = "LATEST"
 LOCK_FILE = ".lock"                  # held (flock) by the process training the run
 CHECKPOINTS = "checkpoints"
+ARCHITECTURES = ("isn", "softseg")   # Blair's ISN; NeuroGo 3's soft segmentation (--arch softseg)
+SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +127,29 @@ class TrainSettings:
     init_scale: float = weight_files.DEFAULT_INIT_SCALE
     seed: int = 0
     komi: float = 7.0                # only for the logged results
+    arch: str = "isn"                # "softseg": NeuroGo 3's network (hidden and rich_signal are
+                                     # the ISN's; softseg always has the rich signal's outputs)
+    softseg_hidden: tuple = (softseg.DEFAULT_HIDDEN1, softseg.DEFAULT_HIDDEN2)
+    softseg_intervals: int = softseg.DEFAULT_INTERVALS
 
     def __post_init__(self):
+        object.__setattr__(self, "softseg_hidden", tuple(int(h) for h in self.softseg_hidden))
+        if self.arch not in ARCHITECTURES:
+            raise ValueError(f"arch must be one of {ARCHITECTURES}, not {self.arch!r}")
+        if self.arch == "softseg":
+            if self.procedure != "neurogo":
+                raise ValueError("--arch softseg trains by NeuroGo's procedure: --procedure neurogo")
+            if self.shortcut_games:
+                raise ValueError("--arch softseg has no shortcut phase: --shortcut-games 0")
+            if self.feature_set not in softseg.FEATURE_SETS:
+                raise ValueError(f"--arch softseg takes the input sets {softseg.FEATURE_SETS}, "
+                                 f"not {self.feature_set!r}")
+            if not self.rich_signal:
+                raise ValueError("--arch softseg is trained by the rich signal (rich_signal true)")
+            if len(self.softseg_hidden) != 2 or not 1 <= self.softseg_hidden[0] <= 64 or \
+                    not 0 <= self.softseg_hidden[1] <= 64 or not 1 <= self.softseg_intervals <= 64:
+                raise ValueError(f"softseg sizes out of range: hidden {self.softseg_hidden}, "
+                                 f"intervals {self.softseg_intervals}")
         if self.lam is None:
             object.__setattr__(self, "lam", 0.9 if self.procedure == "blair" else 0.0)
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -142,9 +167,10 @@ class TrainSettings:
             raise ValueError("shortcut_games must be >= 0 and recent_games >= 1")
         if len(self.hidden) != 5 or min(self.hidden) < 0 or sum(self.hidden) == 0:
             raise ValueError(f"hidden must be five counts T,S,D,C,F >= 0, not {self.hidden}")
-        if self.feature_set not in isn.FEATURE_SETS:
+        if self.arch == "isn" and self.feature_set not in isn.FEATURE_SETS:
+            hint = " (raw is --arch softseg's)" if self.feature_set in softseg.FEATURE_SETS else ""
             raise ValueError(f"feature set must be one of {sorted(isn.FEATURE_SETS)}, "
-                             f"not {self.feature_set!r}")
+                             f"not {self.feature_set!r}{hint}")
         if not isinstance(self.rich_signal, bool):
             raise ValueError(f"rich_signal must be true or false, not {self.rich_signal!r}")
         self.selfplay_config("all")          # validates the self-play settings
@@ -160,6 +186,7 @@ class TrainSettings:
     def to_json(self):
         values = dataclasses.asdict(self)
         values["hidden"] = list(self.hidden)
+        values["softseg_hidden"] = list(self.softseg_hidden)
         return values
 
     @classmethod
@@ -178,6 +205,11 @@ def hidden_counts(settings):
 
 
 def new_network(settings):
+    if settings.arch == "softseg":
+        return weight_files.new_softseg_network(settings.seed, settings.feature_set,
+                                                *settings.softseg_hidden,
+                                                settings.softseg_intervals,
+                                                scale=settings.init_scale)
     return weight_files.new_network(settings.seed, hidden_counts(settings),
                                     feature_set=settings.feature_set, scale=settings.init_scale,
                                     rich_signal=settings.rich_signal)
@@ -186,6 +218,8 @@ def new_network(settings):
 def shortcut_mask(network):
     """Boolean mask of the input->output shortcut parameters (the preliminary phase's)."""
     mask = np.zeros(network.num_params, dtype=bool)
+    if "shortcut" not in network.parameter_blocks():     # softseg: no shortcut phase
+        return mask
     start, stop, _ = network.parameter_blocks()["shortcut"]
     mask[start:stop] = True
     return mask
@@ -201,6 +235,8 @@ class TrainingGame:
                                   # then with the rich signal the final board's rich_targets()
     final_mask: np.ndarray        # (num_locs, num_outputs) bool
     summary: dict                 # length, result, score, capped, superko rejections, seconds
+    observed: np.ndarray = None   # softseg: (T, num_locs, 21) int8, the signal present on the
+                                  # board at each position (real-Black frame, -1 where none)
 
     @classmethod
     def from_record(cls, record, settings, seconds):
@@ -211,12 +247,16 @@ class TrainingGame:
         summary = {"length": record.length, "result": record.result, "score": record.score,
                    "capped": record.capped, "superko_rejections": record.superko_rejections,
                    "explored": int(record.explored.sum()), "seconds": round(seconds, 4)}
-        return cls(record.inputs, record.black_to_move, trained, targets, mask, summary)
+        return cls(record.inputs, record.black_to_move, trained, targets, mask, summary,
+                   record.extra.get("observed"))
 
 
 def final_targets_of(board, settings):
     """The TD targets and mask of a game's final board in the real-Black frame: Table IV's seven
-    per point, followed with the rich signal by the rich outputs' (network.rich_targets)."""
+    per point, followed with the rich signal by the rich outputs' (network.rich_targets); for
+    softseg the final signal of section 2.1 (softseg.rich_signal)."""
+    if settings.arch == "softseg":
+        return softseg.rich_signal(board, BLACK, final=True)
     targets, mask = isn.final_targets(board, settings.capture_value, BLACK)
     if not settings.rich_signal:
         return targets, mask
@@ -245,7 +285,8 @@ def play_training_game(network, settings, phase, rng):
     """One self-play game and, for Blair's procedure, its gradient: (TrainingGame, gradient or
     None, loss, entries)."""
     start = time.perf_counter()
-    record = play_game(network, settings.selfplay_config(phase), rng)
+    play = play_softseg_game if settings.arch == "softseg" else play_game
+    record = play(network, settings.selfplay_config(phase), rng)
     game = TrainingGame.from_record(record, settings, time.perf_counter() - start)
     if settings.procedure == "neurogo":
         return game, None, 0.0, 0
@@ -460,32 +501,51 @@ class Trainer:
 
     def _train_recent_games(self):
         """NeuroGo: TD(0) over the recent games in random order, each backward from its end, with
-        an update after every trained position; weight decay once per game, after the replay."""
+        an update after every trained position; weight decay once per game, after the replay.
+        softseg: the signal observed at the next position is its target where present (the
+        event ends that unit's prediction, section 2.1), the final signal at the end; the
+        update is made in place (SoftSegNetwork.train_position), and a trained position's
+        prediction, the target of the one before it, is the forward pass its own step was
+        computed from (one pass fewer; it differs from the updated net's by one step of 3e-4)."""
         network = self.network
         loss, entries = 0.0, 0
         trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
         rate = self.settings.learning_rate
+        in_place = self.settings.arch == "softseg"
+        swap_frame, swap_frame_mask = ((softseg.swap_frame, softseg.swap_frame_mask) if in_place
+                                       else (td.swap_frame, td.swap_frame_mask))
         for index in self.rng.permutation(len(self.recent)):
             game = self.recent[index]
             if not game.trained.any():
                 continue
             following = game.final_targets           # real-Black frame
+            following_mask = game.final_mask
             for t in range(len(game.inputs) - 1, -1, -1):
                 black = game.black_to_move[t]
+                outputs = None
                 if game.trained[t]:
-                    target = following if black else td.swap_frame(following)
-                    mask = game.final_mask if black else td.swap_frame_mask(game.final_mask)
-                    grad = np.zeros(network.num_params)
-                    loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
+                    target = following if black else swap_frame(following)
+                    mask = following_mask if black else swap_frame_mask(following_mask)
+                    if in_place:
+                        position_loss, outputs = network.train_position(game.inputs[t], target,
+                                                                        mask, rate)
+                        loss += position_loss
+                    else:
+                        grad = np.zeros(network.num_params)
+                        loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
+                        params = network.get_params()
+                        params[trainable] -= rate * grad[trainable]
+                        network.set_params(params)
                     entries += int(mask.sum())
-                    params = network.get_params()
-                    params[trainable] -= rate * grad[trainable]
-                    network.set_params(params)
-                outputs = network.forward(game.inputs[t])
-                following = outputs if black else td.swap_frame(outputs)
-        params = network.get_params()
-        params[trainable] *= self.settings.weight_decay
-        network.set_params(params)
+                if outputs is None:
+                    outputs = network.forward(game.inputs[t])
+                following = outputs if black else swap_frame(outputs)
+                if game.observed is not None:      # the final mask covers every on-board output
+                    following = np.where(game.observed[t] >= 0, game.observed[t], following)
+        if self.settings.weight_decay != 1.0:
+            params = network.get_params()
+            params[trainable] *= self.settings.weight_decay
+            network.set_params(params)
         return loss, entries
 
     # ------------------------------------------------------------ the loop
@@ -766,14 +826,17 @@ def _save_recent(path, games):
         for name in _RECENT_ARRAYS:
             arrays[f"{i}_{name}"] = getattr(game, name)
         arrays[f"{i}_summary"] = np.frombuffer(json.dumps(game.summary).encode(), dtype=np.uint8)
+        if game.observed is not None:
+            arrays[f"{i}_observed"] = game.observed
     with open(path, "wb") as stream:
-        np.savez(stream, count=np.array(len(games)), **arrays)
+        np.savez_compressed(stream, count=np.array(len(games)), **arrays)
 
 
 def _load_recent(path):
     with np.load(path, allow_pickle=False) as archive:
         return [TrainingGame(*(archive[f"{i}_{name}"] for name in _RECENT_ARRAYS),
-                             json.loads(archive[f"{i}_summary"].tobytes().decode()))
+                             json.loads(archive[f"{i}_summary"].tobytes().decode()),
+                             archive[f"{i}_observed"] if f"{i}_observed" in archive.files else None)
                 for i in range(int(archive["count"]))]
 
 
@@ -903,6 +966,17 @@ def _hidden(text):
     return counts
 
 
+def _softseg_hidden(text):
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two integers H1,H2, not {text!r}") from None
+    if len(counts) != 2 or not 1 <= counts[0] <= 64 or not 0 <= counts[1] <= 64:
+        raise argparse.ArgumentTypeError(f"expected H1,H2 with 1 <= H1 <= 64, 0 <= H2 <= 64, "
+                                         f"not {text!r}")
+    return counts
+
+
 def build_parser():
     defaults = TrainSettings()
     parser = argparse.ArgumentParser(
@@ -930,9 +1004,21 @@ def build_parser():
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     learn = parser.add_argument_group("training settings (new runs only)")
     learn.add_argument("--size", type=int, default=defaults.size, help="board size 5..19 (default 9)")
-    learn.add_argument("--procedure", choices=PROCEDURES, default=defaults.procedure,
+    learn.add_argument("--arch", choices=ARCHITECTURES, default=defaults.arch,
+                       help="isn: Blair's Internal Symmetry Network (default); softseg: NeuroGo "
+                            "3's soft-segmentation network (engine/nets/softseg.pyx), trained by "
+                            "NeuroGo's procedure and rich signal, rate 3e-4, no weight decay, "
+                            "inputs neurogo unless --feature-set says raw or neurogo_lite")
+    learn.add_argument("--softseg-hidden", type=_softseg_hidden,
+                       default=TrainSettings().softseg_hidden, metavar="H1,H2",
+                       help="softseg: units per point of the two hidden layers (default 8,2)")
+    learn.add_argument("--softseg-intervals", type=number(int, minimum=1, maximum=64),
+                       default=defaults.softseg_intervals,
+                       help="softseg: connection-value intervals of the weight selection (default 8)")
+    learn.add_argument("--procedure", choices=PROCEDURES,
                        help="blair: Boltzmann self-play, TD(lambda) per game (default); neurogo: "
-                            "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games")
+                            "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games "
+                            "(the only one, and the default, for --arch softseg)")
     learn.add_argument("--lambda", dest="lam", type=float,
                        help="TD lambda (default 0.9 for blair, 0 for neurogo)")
     learn.add_argument("--learning-rate", type=float,
@@ -958,20 +1044,22 @@ def build_parser():
                        help="when a player may pass while a move is left: forced (default): "
                             "never, games are played out; better: when passing beats every "
                             "move; boltzmann: pass is one more candidate (see engine/training/selfplay.py)")
-    learn.add_argument("--shortcut-games", type=number(int, minimum=0), default=defaults.shortcut_games,
+    learn.add_argument("--shortcut-games", type=number(int, minimum=0),
                        metavar="N", help="preliminary phase: train only the input->output "
-                                         "shortcuts for the first N games (default 1000)")
+                                         "shortcuts for the first N games (default 1000; "
+                                         "softseg has none)")
     learn.add_argument("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
                        help="neurogo: games retrained after each game (default 10)")
     learn.add_argument("--train-capped", action="store_true",
                        help="also train games that reached the move cap")
     learn.add_argument("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
                        help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
-    learn.add_argument("--feature-set", choices=sorted(isn.FEATURE_SETS), default=defaults.feature_set,
+    learn.add_argument("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)),
                        help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
                             "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
                             "features; neurogo_lite, neurogo without the ladder-if-playing-here "
-                            "reads")
+                            "reads; raw (softseg only): one constant input, the paper's "
+                            "raw-board experiment")
     learn.add_argument("--rich-signal", action="store_true",
                        help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
                             "connections, live points) trained by TD beside the territory "
@@ -1047,18 +1135,26 @@ def main(argv=None):
                 parser.error(str(error))
     else:
         seed = args.seed if args.seed is not None else int(time.time_ns() % 2**31)
+        softseg_run = args.arch == "softseg"
+        default_rate = SOFTSEG_LEARNING_RATE if softseg_run else defaults.learning_rate
+        default_decay = 1.0 if softseg_run else defaults.weight_decay   # NeuroGo has no decay
         try:
             settings = TrainSettings(
-                size=args.size, procedure=args.procedure, lam=args.lam,
-                learning_rate=defaults.learning_rate if args.learning_rate is None else args.learning_rate,
-                weight_decay=defaults.weight_decay if args.weight_decay is None else args.weight_decay,
+                size=args.size, lam=args.lam, arch=args.arch,
+                procedure=args.procedure or ("neurogo" if softseg_run else defaults.procedure),
+                softseg_hidden=args.softseg_hidden, softseg_intervals=args.softseg_intervals,
+                learning_rate=default_rate if args.learning_rate is None else args.learning_rate,
+                weight_decay=default_decay if args.weight_decay is None else args.weight_decay,
                 beta=args.beta,
                 gibbs_fraction=args.gibbs_fraction, gibbs_temperature=args.gibbs_temperature,
                 capture_value=args.capture_value, stone_value=args.stone_value,
                 move_cap_factor=args.move_cap_factor, pass_rule=args.pass_rule,
-                shortcut_games=args.shortcut_games, recent_games=args.recent_games,
+                shortcut_games=(args.shortcut_games if args.shortcut_games is not None
+                                else 0 if softseg_run else defaults.shortcut_games),
+                recent_games=args.recent_games,
                 train_capped=args.train_capped, hidden=args.hidden,
-                feature_set=args.feature_set, rich_signal=args.rich_signal,
+                feature_set=args.feature_set or ("neurogo" if softseg_run else defaults.feature_set),
+                rich_signal=args.rich_signal or softseg_run,
                 init_scale=args.init_scale,
                 seed=seed, komi=args.komi)
         except ValueError as error:
