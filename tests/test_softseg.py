@@ -601,3 +601,17 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
     pass_value, values = network.successor_values(board, BLACK, board.legal_moves(BLACK))
     assert np.allclose(seen[0][:-1], values / 2)
     assert seen[0][-1] == -np.inf                    # no pass before every point is alive
+
+
+def test_the_shipped_softseg_net_loads_and_plays_9x9_and_19x19():
+    path = REPO / "weights" / "softseg_9x9.npz"
+    evaluator = load_evaluator(path)
+    assert isinstance(evaluator, SoftSegEvaluator)
+    metadata = evaluator.metadata
+    assert metadata["architecture"]["name"] == "softseg" and metadata["board_size"] == 9
+    assert metadata["games_trained"] > 0
+    assert metadata["trainer"]["settings"]["procedure"] == "neurogo"
+    for size in (9, 19):
+        state = GameState(size)
+        moves, values = evaluator.successor_values(state)
+        assert len(moves) == size * size + 1 and np.all(np.isfinite(values))
