@@ -45,13 +45,14 @@ import numpy as np
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE
 from engine.rules.game import pass_alive
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2        # 2: inputs squashed by sign(x) log(1 + |x|) before standardising
 FORMAT_NAME = "kosumi-csa"
 FORMAT_VERSION = 1
 ZIP_SIGNATURE = b"PK\x03\x04"
 CASCADE_STEPS = 4          # the paper's CSA*: direct classification and three recursive steps
 ALIVE_THRESHOLD = 0.5      # predicted probability of life at or above which a block stays
-NAKADE_LIMIT = 7           # the largest killing eye shape (the rabbity six) has six points
+NAKADE_LIMIT = 3           # capturing 3+ stones and the filling one leaves 4+ points, mostly two eyes;
+                           # 2 stones leave a killable three-point eye (the nakade of a semeai)
 DOUBT_BAND = 0.2           # a block predicted between 0.2 and 0.8 makes the board doubtful
 
 WEAK_SLOT_FEATURES = ("exists", "perimeter", "liberties", "shared_liberties", "split_points",
@@ -78,6 +79,7 @@ RECURSIVE_FEATURES = (
     "weakest_opponent_chain_eyespace_size", "weakest_opponent_chain_eyespace_perimeter",
 )
 NUM_BASE = len(BASE_FEATURES)
+BASE_COLUMN = {name: i for i, name in enumerate(BASE_FEATURES)}
 NUM_RECURSIVE = NUM_BASE + len(RECURSIVE_FEATURES)
 
 
@@ -427,9 +429,11 @@ class BoardFeatures:
         f["in_opponent_benson_region"] = float(self.in_safe_region[block.index])
         return f
 
+    def _weakness(self, b):
+        return len(self.blocks[b].liberties), len(self.blocks[b].stones), b
+
     def _weak_order(self, indices):
-        return sorted(indices, key=lambda b: (len(self.blocks[b].liberties),
-                                              len(self.blocks[b].stones), b))
+        return sorted(indices, key=self._weakness)
 
     def _prepare_slots(self):
         """Per block, once: the weakest, second-weakest and chain-weakest opponent blocks (None
@@ -438,22 +442,24 @@ class BoardFeatures:
         stride, colours = self.stride, self.colours
         self.slots = []
         self.friends_sharing = []
-        for block in self.blocks:
-            chain = self.chains[self.chain_of[block.index]]
-            adjacent = self._weak_order(block.opponents)
-            chain_adjacent = set(chain["opponents"])
+        chain_weakest = []     # per chain: its weakest opponent block adjacent or sharing a liberty
+        for chain in self.chains:
+            colour = self.blocks[chain["blocks"][0]].colour
+            near = set(chain["opponents"])
             for q in chain["liberties"]:
                 for r in (q - stride, q - 1, q + 1, q + stride):
-                    if colours[r] not in (EMPTY, WALL, block.colour):
-                        chain_adjacent.add(self.block_of[r])
-            chain_weakest = self._weak_order(chain_adjacent)
+                    if colours[r] not in (EMPTY, WALL, colour):
+                        near.add(self.block_of[r])
+            chain_weakest.append(min(near, key=self._weakness) if near else None)
+        for block in self.blocks:
+            adjacent = self._weak_order(block.opponents)
             self.slots.append((adjacent[0] if adjacent else None,
                                adjacent[1] if len(adjacent) > 1 else None,
-                               chain_weakest[0] if chain_weakest else None))
+                               chain_weakest[self.chain_of[block.index]]))
             self.friends_sharing.append(
                 {self.block_of[r] for q in block.liberties for r in (q - stride, q - 1, q + 1, q + stride)
                  if colours[r] == block.colour} - {block.index})
-        columns = {name: i for i, name in enumerate(BASE_FEATURES)}
+        columns = BASE_COLUMN
         self._static_matrix = np.zeros((len(self.blocks), NUM_BASE))
         for block in self.blocks:
             row = self._static_matrix[block.index]
@@ -537,7 +543,7 @@ class BoardFeatures:
         block_eyes = [self._eyespace_of(block.neighbours, block.colour, eyespace)[:2]
                       for block in self.blocks]
         matrix = self._static_matrix.copy()
-        column = {name: i for i, name in enumerate(BASE_FEATURES)}
+        column = BASE_COLUMN
         for block in self.blocks:
             row = matrix[block.index]
             row[column["eyespace_size"]], row[column["eyespace_perimeter"]] = block_eyes[block.index]
@@ -688,7 +694,7 @@ def score_by_distance(board, komi, dead=()):
 
 
 class Classifier:
-    """The cascade: one MLP (inputs standardised, one tanh hidden layer, a sigmoid output: the
+    """The cascade: one MLP (inputs squashed and standardised, one tanh hidden layer, a sigmoid output: the
     probability that the block is alive) per step. Step 0 reads the NUM_BASE features, the
     later steps NUM_RECURSIVE."""
 
@@ -699,7 +705,14 @@ class Classifier:
         self.metadata = metadata or {}
 
     @staticmethod
+    def squash(x):
+        """sign(x) log(1 + |x|): counts on a 19x19 board (region sizes, liberties of big
+        chains) stay near the range a 9x9-trained network has seen."""
+        return np.sign(x) * np.log1p(np.abs(x))
+
+    @staticmethod
     def forward(step, x):
+        x = Classifier.squash(x)
         h = np.tanh(((x - step["mean"]) / step["scale"]) @ step["w1"] + step["b1"])
         z = h @ step["w2"] + step["b2"]
         return 1.0 / (1.0 + np.exp(-np.clip(z, -50, 50)))
@@ -851,7 +864,7 @@ def dead_blocks_from(features, predictions):
     sekis, tends to miss. A block predicted dead is kept next to an opponent block when every
     liberty they share is self-atari for both colours (neither side can attack) and either both
     are predicted dead, or both have the same two or more liberties and no other and hold at
-    least NAKADE_LIMIT stones each (capturing a smaller one could leave a killing shape)."""
+    least NAKADE_LIMIT stones each (capturing a smaller one leaves a three-point killing shape)."""
     dead = {b for b in range(len(features.blocks))
             if not features.pass_alive[b]
             and (features.in_safe_region[b] or predictions[b] < ALIVE_THRESHOLD)}

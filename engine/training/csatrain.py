@@ -56,6 +56,7 @@ def examples(records):
 
 
 def init_mlp(inputs, hidden, rng, x):
+    x = csa.Classifier.squash(x)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-6] = 1.0
@@ -66,7 +67,7 @@ def init_mlp(inputs, hidden, rng, x):
 
 
 def _loss_and_grads(step, x, y):
-    z = (x - step["mean"]) / step["scale"]
+    z = (csa.Classifier.squash(x) - step["mean"]) / step["scale"]
     h = np.tanh(z @ step["w1"] + step["b1"])
     logit = h @ step["w2"] + step["b2"]
     p = 1 / (1 + np.exp(-np.clip(logit, -50, 50)))
