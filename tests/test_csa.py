@@ -435,7 +435,11 @@ def test_missing_truncated_and_pickled_files_are_refused(tmp_path):
         csa.Classifier.load(pickled)
 
 
-def test_the_shipped_classifier_loads():
-    classifier = csa.classifier_for(9)
-    assert len(classifier.steps) == csa.CASCADE_STEPS
-    assert classifier.metadata["games_trained"] > 0
+def test_the_shipped_classifiers_load_and_large_boards_get_the_19x19_one():
+    for size in (9, 19):
+        classifier = csa.classifier_for(size)
+        assert len(classifier.steps) == csa.CASCADE_STEPS
+        assert classifier.metadata["games_trained"] > 0
+    assert csa.default_classifier_path(19).name == "csa_19x19.npz"
+    assert 19 in csa.classifier_for(19).metadata["board_sizes"]
+    assert csa.default_classifier_path(9).name == csa.default_classifier_path(13).name == "csa_9x9.npz"
