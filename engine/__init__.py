@@ -11,8 +11,9 @@ below it (tests/test_layout.py keeps it so, and the README has one line per modu
     training   self-play, TD targets, the trainer
     gtp        the GTP front end and the `kosumi` command line (the top: only entry points import it)
 
-    tools      the match tool, the GTP client, shared argparse types: standalone programs over GTP
-               that import nothing of the engine but each other, so any layer may use them
+    tools      the match tool, the GTP client, shared argparse types: programs over GTP that import
+               nothing of the engine but scoring and rules (the match tool counts finished games
+               with CSA* when no referee is given), so any layer from play up may use them
 
 `python -m engine.train` and `python -m engine.match` are kept as entry points (engine/train.py,
 engine/match.py).

@@ -230,16 +230,18 @@ def test_scored_games_and_alternating_colours(tmp_path, fake):
     assert moves[0] == ("b", (0, 2)) and moves[-1] == ("b", None) and len(moves) == 11
 
 
-@pytest.mark.parametrize("dead_a, dead_b, expected", [
-    ("A1", "A1", "B+24.5"),  # agreed: the white stone is removed
-    ("A1", "", "B+13.5"),  # disagreement: every stone counts alive
+@pytest.mark.parametrize("dead_a, dead_b, expected, scored_by", [
+    ("A1", "A1", "B+80.5", "area, 1 dead stones removed by agreement"),
+    ("A1", "", "B+80.5", "area, 1 dead stones removed by CSA*"),  # disagreement: CSA* decides
 ])
-def test_dead_stones_removed_only_when_both_engines_agree(tmp_path, fake, dead_a, dead_b,
-                                                          expected):
-    black = fake(f"--moves 'C1 C2 C3 C4 C5' --dead '{dead_a}'")
+def test_dead_stones_removed_by_agreement_else_by_csa(tmp_path, fake, dead_a, dead_b, expected,
+                                                      scored_by):
+    # 9x9: Black's wall on the C line, a lone white stone at A1 inside Black's side.
+    black = fake(f"--moves 'C1 C2 C3 C4 C5 C6 C7 C8 C9' --dead '{dead_a}'")
     white = fake(f"--moves 'A1' --dead '{dead_b}'")
-    summary, _ = run(tmp_path, black, white, games=1)
+    summary, _ = run(tmp_path, black, white, games=1, size=9)
     assert summary["results"][0]["result"] == expected
+    assert summary["results"][0]["scored_by"] == scored_by
 
 
 def test_move_cap_ends_and_scores_the_game(tmp_path, fake):

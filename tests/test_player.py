@@ -323,7 +323,8 @@ def test_benson_decides_before_the_network():
     assert deadstones.score(state, assessment.dead) == pytest.approx(24.5)
 
 
-def test_the_network_decides_clear_cases_and_the_board_checks_doubtful_ones():
+def test_the_ownership_scorer_decides_clear_cases_and_the_board_checks_doubtful_ones():
+    # The scorer CSA* replaced, kept for the benchmarks (deadstones.assess_by_ownership).
     diagram = """
         . . . . . . .
         . X X X . . .
@@ -343,7 +344,7 @@ def test_the_network_decides_clear_cases_and_the_board_checks_doubtful_ones():
         ownership[p] = 0.1               # doubtful: the board check decides
     for p in board.stones(WHITE):
         ownership[p] = -0.9              # clearly White's: alive
-    assessment = deadstones.assess(state, TableEvaluator(ownership=ownership))
+    assessment = deadstones.assess_by_ownership(state, TableEvaluator(ownership=ownership))
     by_stone = {p: chain for chain in assessment.chains for p in chain.stones}
     assert by_stone[lone].status == "dead" and by_stone[lone].source == "board check"
     assert by_stone[ring[0]].status == "alive" and by_stone[ring[0]].source == "board check"
@@ -353,13 +354,13 @@ def test_the_network_decides_clear_cases_and_the_board_checks_doubtful_ones():
     # Leaning the other way, the doubtful ring (many liberties, no quick capture) dies.
     for p in ring:
         ownership[p] = -0.1
-    by_stone = {p: c for c in deadstones.assess(state, TableEvaluator(ownership=ownership)).chains
+    by_stone = {p: c for c in deadstones.assess_by_ownership(state, TableEvaluator(ownership=ownership)).chains
                 for p in c.stones}
     assert by_stone[ring[0]].status == "dead" and by_stone[ring[0]].source == "board check"
     # The network alone decides when it is sure.
     for p in ring:
         ownership[p] = -0.8
-    by_stone = {p: c for c in deadstones.assess(state, TableEvaluator(ownership=ownership)).chains
+    by_stone = {p: c for c in deadstones.assess_by_ownership(state, TableEvaluator(ownership=ownership)).chains
                 for p in c.stones}
     assert by_stone[ring[0]].status == "dead" and by_stone[ring[0]].source == "network"
     assert board.stones(BLACK) and state.board.hash == board.hash   # the reading left no trace

@@ -716,7 +716,7 @@ class KosumiEngine(GtpEngineBase):
 
     @gtp_command("final_score")
     def cmd_final_score(self):
-        """Score with dead stones removed (Benson, the net, a board check): B+n, W+n or 0."""
+        """Score with dead stones removed (Benson, then CSA*, the learned classifier): B+n, W+n or 0."""
         assessment = deadstones.assess(self.state, self.evaluator)
         return deadstones.format_score(deadstones.score(self.state, assessment.dead))
 

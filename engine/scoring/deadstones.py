@@ -3,17 +3,20 @@
 Reading order: `assess()` gives every chain a status, `score()` counts a board with some stones
 removed, `format_score()` writes the GTP result.
 
-Each chain's status comes from the strongest source that has an opinion:
+`assess()` is CSA* (engine/scoring/csa.py, van der Werf et al.'s cascaded block classifier):
 1. Benson (engine.rules.game.pass_alive): a pass-alive chain is alive; a chain standing inside the
-   other colour's pass-alive safe region is dead. Both are certain.
-2. The network: the mean predicted ownership of the chain's stones, seen from the chain's colour
-   (+1 = its own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
-3. Doubtful chains (in between) are read on the board: a chain with one or two liberties that
-   is captured even if its owner moves first (engine.rules.game.ladder_captured: ataris, ladders) is
-   dead; otherwise the sign of its ownership decides (a tie keeps the stones: removing stones is
-   the stronger claim). Two-eyed chains need no check here: Benson already found them alive.
-Seki: of the chains left alive and not pass-alive, two of opposite colours are in seki when they
-share a liberty that neither side can fill without leaving itself in atari.
+   other colour's pass-alive safe region is dead. Both are certain and CSA* never overrides them.
+2. Every other chain: CSA*'s probability of life after its last cascade step; below 0.5 dead.
+The assessment carries CSA*'s doubtful flag (the flood-fill and distance counts differ: open
+regions are still unsettled; or some block's probability of life is far from certain). `assess_by_ownership()` is the scorer CSA* replaced (the network's
+predicted ownership, then a board check), kept for comparison in the benchmarks:
+- the mean predicted ownership of the chain's stones, seen from the chain's colour (+1 = its
+  own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
+- doubtful chains (in between) are read on the board: a chain with one or two liberties that
+  is captured even if its owner moves first (engine.rules.game.ladder_captured: ataris, ladders) is
+  dead; otherwise the sign of its ownership decides (a tie keeps the stones).
+Seki (both scorers): of the chains left alive and not pass-alive, two of opposite colours are in
+seki when they share a liberty that neither side can fill without leaving itself in atari.
 """
 from dataclasses import dataclass, field
 
@@ -21,6 +24,7 @@ import numpy as np
 
 from engine.rules.board import BLACK, WALL, WHITE, opponent
 from engine.rules.game import area_score, ladder_captured, pass_alive, territory_score
+from engine.scoring import csa
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
 DOUBT_MARGIN = 0.4   # |mean ownership| below this: the net is unsure and the board decides
@@ -31,13 +35,14 @@ class Chain:
     colour: int
     stones: list
     status: str
-    source: str          # "benson", "network", "board check", "seki"
-    ownership: float     # mean predicted ownership, the chain's colour's view
+    source: str          # "benson", "csa", "network", "board check", "seki"
+    ownership: float     # CSA*: probability of life; ownership scorer: mean predicted ownership
 
 
 @dataclass
 class Assessment:
     chains: list = field(default_factory=list)
+    doubtful: bool = False   # CSA*: the counts by flood fill and distance differ, or a block is unsure
 
     def stones(self, status):
         return {p for chain in self.chains if chain.status == status for p in chain.stones}
@@ -62,9 +67,34 @@ def all_chains(board):
     return chains
 
 
-def assess(state, evaluator, ownership=None):
-    """Assessment of every chain of state's board. `ownership` (per loc, -1 white .. +1 black)
-    defaults to the evaluator's prediction for the position."""
+def assess(state, evaluator=None, ownership=None, classifier=None):
+    """CSA*'s assessment of every chain of state's board. `evaluator` and `ownership` are
+    accepted for the callers' sake and not used: CSA* reads the board only. `classifier`
+    defaults to the shipped one for the board size (csa.classifier_for)."""
+    board = state.board
+    classifier = classifier or csa.classifier_for(board.size)
+    result = csa.analyse(board, state.rules.komi, classifier)
+    features = result.features
+    final = result.step_predictions[-1] if result.step_predictions else []
+    dead = set(result.dead_blocks)
+    assessment = Assessment(doubtful=result.doubtful)
+    for block in sorted(features.blocks, key=lambda b: min(b.stones)):
+        if features.pass_alive[block.index]:
+            status, source = ALIVE, "benson"
+        elif features.in_safe_region[block.index]:
+            status, source = DEAD, "benson"
+        else:
+            status, source = (DEAD if block.index in dead else ALIVE), "csa"
+        assessment.chains.append(Chain(block.colour, sorted(block.stones), status, source,
+                                       float(final[block.index])))
+    _mark_seki(board, assessment)
+    return assessment
+
+
+def assess_by_ownership(state, evaluator, ownership=None):
+    """The scorer CSA* replaced: assessment of every chain of state's board from the network's
+    ownership. `ownership` (per loc, -1 white .. +1 black) defaults to the evaluator's
+    prediction for the position."""
     board = state.board
     if ownership is None:
         ownership = evaluator.evaluate(state).ownership

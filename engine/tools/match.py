@@ -13,8 +13,9 @@ move of its opponent; a crashed or hung engine is killed and restarted for the n
 match goes on.
 
 Scoring, unless --referee is given: area (Tromp-Taylor) after removing the stones that both
-engines list as dead (`final_status_list dead`), or with every stone counted alive when they do
-not both answer or do not agree. With --referee CMD (e.g. "gnugo --mode gtp --chinese-rules") the
+engines list as dead (`final_status_list dead`); when they do not both answer or do not agree,
+kosumi's own dead-stone classifier (CSA*, engine/scoring/csa.py) decides for a game that ended
+by two passes, and a game stopped by the move cap counts every stone alive. With --referee CMD (e.g. "gnugo --mode gtp --chinese-rules") the
 referee is replayed the game and its `final_score` decides; if it fails, the match scores the
 game itself and says so.
 
@@ -371,8 +372,13 @@ def score_game(game, end, referee):
             game.notes.append(f"referee failed ({problem}); scored by the match tool")
     if margin is None:
         dead_points = agreed_dead_stones(game)
+        if dead_points is None and end == "two passes":
+            dead_points = classifier_dead_stones(game)
+            scored_by = f"area, {len(dead_points)} dead stones removed by CSA*"
         margin = game.board.area_margin(dead_points or ()) - game.config.komi
-        if dead_points is None:
+        if scored_by is not None:
+            pass
+        elif dead_points is None:
             scored_by = "area, all stones alive (no agreed dead-stone list)"
         elif dead_points:
             scored_by = f"area, {len(dead_points)} dead stones removed by agreement"
@@ -381,6 +387,21 @@ def score_game(game, end, referee):
     winner = None if margin == 0 else ("b" if margin > 0 else "w")
     return game.finish(result_string(winner, margin), winner, end, margin=margin,
                        scored_by=scored_by)
+
+
+def classifier_dead_stones(game):
+    """The stones CSA* (kosumi's learned dead-stone classifier) calls dead on the match board,
+    as sgfmill points. The one place the match tool uses the engine's own code: a finished game
+    without a referee or an agreed dead-stone list still gets a count it can trust."""
+    from engine.rules.board import BLACK, WHITE, Board
+    from engine.rules.coords import from_sgfmill, to_sgfmill
+    from engine.scoring import csa
+    size = game.config.size
+    board = Board(size)
+    for colour, point in game.board.board.list_occupied_points():
+        board.play(from_sgfmill(point, size), BLACK if colour == "b" else WHITE)
+    result = csa.analyse(board, game.config.komi, csa.classifier_for(size))
+    return {to_sgfmill(p, size) for p in result.dead_stones}
 
 
 def agreed_dead_stones(game):

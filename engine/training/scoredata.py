@@ -1,0 +1,357 @@
+"""Labelled final positions for CSA*, the dead-stone classifier (engine/scoring/csa.py).
+
+    python -m engine.training.scoredata generate --out /work/runs/csa/data9.jsonl --size 9 --games 2000
+    python -m engine.training.scoredata train --data A.jsonl B.jsonl --out weights/csa_9x9.npz
+    python -m engine.training.scoredata evaluate --data held_out.jsonl --weights weights/csa_9x9.npz
+
+Reading order: `play_one_game()` makes one record, `generate()` runs them on all cores,
+`train()` fits the cascade, `evaluate()` measures scorers on held-out records.
+
+How a record is made (van der Werf et al. used scored NNGS games; we make our own): a game is
+played to two consecutive passes by GNU Go against itself (each side at a random level, after a
+few random opening moves), by kosumi against GNU Go, or by kosumi against itself. That is the
+final position. GNU Go (Chinese rules) gives its own final_score there. Then the game is played
+out: GNU Go's kgs-genmove_cleanup for both sides until two passes. Every block of the final
+position is labelled dead if any of its stones was captured in the play-out, alive otherwise;
+blocks GNU Go calls seki at the end of the play-out are labelled seki. The true score is the area
+count of the final position with the dead blocks taken off (flood fill).
+
+Record file: one JSON object per line (compact: a board is a string of '.XO', row by row from
+the top, the labels a string of '.ads'), appended and fsynced as games finish. Game i of a run
+uses the seed (seed, i), so a resumed run (the same command again) plays only the games missing
+from the file and a killed run loses at most the games in flight. Runs with different seeds give
+disjoint games: use one seed for training data and another for held-out data.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from engine.rules.board import BLACK, EMPTY, WHITE, IllegalMove, opponent
+from engine.rules.coords import PASS, board_points, format_vertex, parse_vertex
+from engine.rules.game import GameState, Rules, area_score
+from engine.tools.gtp_client import GtpClient, GtpError, find_gnugo
+
+SOURCES = ("gnugo-self", "kosumi-gnugo", "kosumi-self")
+DEFAULT_MIX = {9: "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2",
+               19: "gnugo-self:8,kosumi-gnugo:1,kosumi-self:1"}
+DEFAULT_KOMI = {9: 7.0, 19: 7.5}
+GNUGO_LEVELS = {9: (0, 1, 2, 3, 5, 8), 19: (0, 1, 2, 3)}   # low levels: fast, and the most mistakes
+CLEANUP_LEVEL = {9: 10, 19: 5}          # the play-out decides the labels: strong on 9x9, cheaper on 19x19
+MAX_RANDOM_OPENING = {9: 6, 19: 20}     # random moves before the engines take over
+MOVE_CAP_FACTOR = 3                     # a game longer than 3 x points is abandoned (ko fights)
+PLAYOUT_CAP_FACTOR = 2
+STATUS_LETTER = {"alive": "a", "dead": "d", "seki": "s"}
+BOARD_LETTER = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+
+
+# ---------------------------------------------------------------------- one game
+
+
+@dataclass
+class GameSetup:
+    index: int
+    seed: int
+    size: int
+    komi: float
+    source: str
+
+
+class _Worker:
+    """One process's engines: a GNU Go subprocess (kept between games) and, if a game needs it,
+    kosumi's player over the shipped net (loaded once)."""
+
+    def __init__(self, gnugo_command=None):
+        self.gnugo_command = gnugo_command or f"{find_gnugo()} --mode gtp --chinese-rules"
+        self.gnugo = None
+        self.player = None
+
+    def engine(self):
+        if self.gnugo is None or not self.gnugo.usable:
+            self.gnugo = GtpClient(self.gnugo_command)
+        return self.gnugo
+
+    def kosumi(self, seed):
+        if self.player is None:
+            from engine.nets.evaluator import load_evaluator
+            from engine.play.player import Player
+            self.player = Player(load_evaluator(), resign_threshold=None)
+        self.player.rng = np.random.default_rng(seed)
+        self.player.new_game()
+        return self.player
+
+
+def _random_opening_move(state, rng):
+    """A random legal move that fills no own eye and stays off the first line."""
+    board, colour, size = state.board, state.to_move, state.size
+    moves = [p for p in state.legal_moves(colour) if not board.is_eye(p, colour)
+             and 0 < board.row_col(p)[0] < size - 1 and 0 < board.row_col(p)[1] < size - 1]
+    return moves[int(rng.integers(len(moves)))] if moves else PASS
+
+
+def play_one_game(worker, setup):
+    """The record of one game (a dict), or None when the game was abandoned (too long, an
+    engine failed)."""
+    rng = np.random.default_rng([setup.seed, setup.index])
+    size = setup.size
+    gnugo = worker.engine()
+    gnugo.send(f"boardsize {size}")
+    gnugo.send("clear_board")
+    gnugo.send(f"komi {setup.komi:g}")
+    gnugo.send(f"set_random_seed {int(rng.integers(1, 2**31))}")
+    state = GameState(size, Rules(ko="simple", komi=setup.komi))   # GNU Go knows simple ko only
+    choices = GNUGO_LEVELS.get(size, GNUGO_LEVELS[9])
+    levels = {BLACK: int(rng.choice(choices)), WHITE: int(rng.choice(choices))}
+    kosumi_colours = {"gnugo-self": (), "kosumi-self": (BLACK, WHITE),
+                      "kosumi-gnugo": ((BLACK,) if rng.random() < 0.5 else (WHITE,))}[setup.source]
+    player = worker.kosumi(int(rng.integers(2**31))) if kosumi_colours else None
+    moves = []
+
+    def play(colour, loc):
+        state.play(loc, colour)
+        moves.append(format_vertex(loc, size))
+
+    for _ in range(int(rng.integers(0, MAX_RANDOM_OPENING.get(size, 10) + 1))):
+        loc = _random_opening_move(state, rng)
+        gnugo.send(f"play {'bw'[state.to_move - 1]} {format_vertex(loc, size)}")
+        play(state.to_move, loc)
+    cap = MOVE_CAP_FACTOR * size * size
+    while state.consecutive_passes < 2:
+        if len(moves) > cap:
+            return None
+        colour = state.to_move
+        if colour in kosumi_colours:
+            decision = player.choose(state, colour)
+            loc = PASS if decision.move == "resign" else decision.move
+            gnugo.send(f"play {'bw'[colour - 1]} {format_vertex(loc, size)}")
+        else:
+            gnugo.send(f"level {levels[colour]}")
+            reply = gnugo.send(f"genmove {'bw'[colour - 1]}")
+            if reply.lower() == "resign":
+                gnugo.send(f"play {'bw'[colour - 1]} pass")
+                loc = PASS
+            else:
+                loc = parse_vertex(reply, size)
+        try:
+            play(colour, loc)
+        except IllegalMove:
+            return None   # superko differences between the engines: drop the game
+    final_board = state.board.copy()
+    gnugo_score = gnugo.send("final_score")
+
+    # Play-out: every stone of the final position that is captured belongs to a dead block.
+    points = board_points(size)
+    original = {p: final_board.get(p) for p in points}
+    stones = [p for p in points if original[p] != EMPTY]
+    captured = set()
+    gnugo.send(f"level {CLEANUP_LEVEL.get(size, 10)}")
+    playout_moves = 0
+    passes = 0
+    colour = state.to_move
+    while passes < 2:
+        if playout_moves > PLAYOUT_CAP_FACTOR * size * size:
+            return None
+        reply = gnugo.send(f"kgs-genmove_cleanup {'bw'[colour - 1]}")
+        loc = PASS if reply.lower() in ("pass", "resign") else parse_vertex(reply, size)
+        if reply.lower() == "resign":
+            gnugo.send(f"play {'bw'[colour - 1]} pass")
+        try:
+            state.play(loc, colour)
+        except IllegalMove:
+            return None
+        playout_moves += 1
+        passes = passes + 1 if loc == PASS else 0
+        board = state.board
+        captured.update(p for p in stones if board.get(p) != original[p])
+        colour = opponent(colour)
+    seki = set()
+    for vertex in gnugo.send("final_status_list seki").split():
+        seki.add(parse_vertex(vertex, size))
+
+    labels = {}
+    for p in stones:
+        if p in labels:
+            continue
+        block = final_board.chain(p)
+        if any(q in captured for q in block):
+            status = "dead"
+        elif any(q in seki for q in block):
+            status = "seki"
+        else:
+            status = "alive"
+        for q in block:
+            labels[q] = status
+    dead = [p for p in stones if labels[p] == "dead"]
+    return {
+        "index": setup.index, "seed": setup.seed, "source": setup.source, "size": size,
+        "komi": setup.komi, "levels": [levels[BLACK], levels[WHITE]],
+        "kosumi": ["BW"[c - 1] for c in kosumi_colours],
+        "moves": " ".join(moves),
+        "board": "".join(BOARD_LETTER[original[p]] for p in points),
+        "labels": "".join(STATUS_LETTER[labels[p]] if p in labels else "." for p in points),
+        "score": area_score(final_board, setup.komi, dead),
+        "playout_score": area_score(state.board, setup.komi),
+        "gnugo_score": gnugo_score,
+        "playout_moves": playout_moves,
+    }
+
+
+_WORKER = None
+
+
+def _init_worker(gnugo_command):
+    global _WORKER
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _WORKER = _Worker(gnugo_command)
+
+
+def _run(setup):
+    for attempt in range(2):      # one retry with a fresh GNU Go if the engine failed
+        try:
+            return setup.index, play_one_game(_WORKER, setup)
+        except GtpError as error:
+            print(f"game {setup.index}: {error}", file=sys.stderr)
+            if _WORKER.gnugo is not None:
+                _WORKER.gnugo.kill()
+            _WORKER.gnugo = None
+    return setup.index, None
+
+
+# ---------------------------------------------------------------------- the record file
+
+
+def read_records(path):
+    """Records of a file; a torn last line (a killed writer) is skipped, any other bad line is
+    an error naming the file and line."""
+    records = []
+    path = Path(path)
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number >= len(lines) - 1:
+                continue
+            raise ValueError(f"{path}: line {number} is not JSON") from None
+        records.append(record)
+    return records
+
+
+def parse_mix(text):
+    """'gnugo-self:6,kosumi-gnugo:2' -> {source: weight}."""
+    mix = {}
+    for part in text.split(","):
+        name, _, weight = part.partition(":")
+        if name not in SOURCES:
+            raise argparse.ArgumentTypeError(f"unknown source {name!r}; known: {', '.join(SOURCES)}")
+        mix[name] = float(weight or 1)
+    return mix
+
+
+def game_setups(games, seed, size, komi, mix):
+    names = sorted(mix)
+    weights = np.array([mix[name] for name in names], dtype=float)
+    rng = np.random.default_rng([seed, 0xC5A])
+    picks = rng.choice(len(names), size=games, p=weights / weights.sum())
+    return [GameSetup(i, seed, size, komi, names[picks[i]]) for i in range(games)]
+
+
+def generate(out, games, size, seed, workers, komi=None, mix=None, gnugo_command=None):
+    """Play the games missing from `out` (appending), on `workers` processes, with a progress
+    bar. Returns (games written now, games abandoned now)."""
+    from tqdm import tqdm
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    komi = DEFAULT_KOMI.get(size, 7.0) if komi is None else komi
+    mix = parse_mix(mix or DEFAULT_MIX.get(size, DEFAULT_MIX[9]))
+    done = set()
+    if out.exists():
+        for record in read_records(out):
+            if record.get("seed") != seed or record.get("size") != size:
+                raise ValueError(f"{out} holds games of seed {record.get('seed')} size "
+                                 f"{record.get('size')}; this run is seed {seed} size {size}")
+            done.add(record["index"])
+        # drop a torn last line before appending
+        with open(out, "rb+") as handle:
+            data = handle.read()
+            if data and not data.endswith(b"\n"):
+                handle.truncate(data.rfind(b"\n") + 1)
+    todo = [s for s in game_setups(games, seed, size, komi, mix) if s.index not in done]
+    written = abandoned = 0
+    with open(out, "a", encoding="utf-8") as handle, \
+            tqdm(total=games, initial=games - len(todo), unit="game", desc=out.name) as bar, \
+            get_context("fork").Pool(workers, _init_worker, (gnugo_command,)) as pool:
+        for index, record in pool.imap_unordered(_run, todo):
+            if record is None:
+                # remembered as abandoned so a resumed run does not replay it forever
+                record = {"index": index, "seed": seed, "size": size, "abandoned": True}
+                abandoned += 1
+            else:
+                written += 1
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            bar.update(1)
+    return written, abandoned
+
+
+# ---------------------------------------------------------------------- command line
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m engine.training.scoredata",
+                                     description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    gen = commands.add_parser("generate", help="play and label finished games")
+    gen.add_argument("--out", required=True, help="record file (JSON lines), appended; keep it "
+                                                  "outside the repository")
+    gen.add_argument("--games", type=int, required=True, help="games in the run (resumed runs "
+                                                              "play only the missing ones)")
+    gen.add_argument("--size", type=int, default=9, choices=(9, 13, 19))
+    gen.add_argument("--seed", type=int, default=1)
+    gen.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    gen.add_argument("--komi", type=float, default=None)
+    gen.add_argument("--mix", default=None, help="sources and weights, e.g. "
+                                                 "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2")
+    gen.add_argument("--gnugo", default=None, help="GNU Go command line (default: gnugo --mode "
+                                                   "gtp --chinese-rules)")
+    train_parser = commands.add_parser("train", help="fit the CSA* cascade to record files")
+    train_parser.add_argument("--data", nargs="+", required=True)
+    train_parser.add_argument("--out", required=True)
+    train_parser.add_argument("--hidden", type=int, default=25)
+    train_parser.add_argument("--steps", type=int, default=4)
+    train_parser.add_argument("--epochs", type=int, default=300)
+    train_parser.add_argument("--seed", type=int, default=1)
+    evaluate_parser = commands.add_parser("evaluate", help="score held-out records")
+    evaluate_parser.add_argument("--data", nargs="+", required=True)
+    evaluate_parser.add_argument("--weights", default=None)
+    evaluate_parser.add_argument("--ownership", action="store_true",
+                                 help="also the network-ownership scorer CSA* replaced")
+    args = parser.parse_args(argv)
+    if args.command == "generate":
+        if find_gnugo() is None and args.gnugo is None:
+            parser.error("GNU Go is not installed (apt-get install gnugo)")
+        written, abandoned = generate(args.out, args.games, args.size, args.seed, args.workers,
+                                      args.komi, args.mix, args.gnugo)
+        print(f"{written} games written, {abandoned} abandoned, to {args.out}", file=sys.stderr)
+    elif args.command == "train":
+        from engine.training.csatrain import train_from_files
+        train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
+                         epochs=args.epochs, seed=args.seed)
+    else:
+        from engine.training.csatrain import evaluate_files
+        evaluate_files(args.data, args.weights, ownership=args.ownership)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""CSA*'s labelled data (engine/training/scoredata.py): the record file and a real generation
+run against GNU Go, resumed."""
+import json
+
+import pytest
+
+from engine.rules.coords import board_points
+from engine.scoring import csa
+from engine.tools.gtp_client import find_gnugo
+from engine.training.csatrain import board_of, examples
+from engine.training.scoredata import generate, parse_mix, read_records
+
+
+def test_a_torn_last_line_is_skipped_and_a_bad_middle_line_refused(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text('{"index": 0}\n{"index": 1}\n{"ind')
+    assert [r["index"] for r in read_records(path)] == [0, 1]
+    path.write_text('{"index": 0}\nnot json\n{"index": 2}\n')
+    with pytest.raises(ValueError, match="records.jsonl: line 2"):
+        read_records(path)
+
+
+def test_mix_names_only_known_sources():
+    assert parse_mix("gnugo-self:3,kosumi-self") == {"gnugo-self": 3.0, "kosumi-self": 1.0}
+    with pytest.raises(Exception, match="unknown source"):
+        parse_mix("gnugo-self,alphago:2")
+
+
+@pytest.mark.skipif(find_gnugo() is None, reason="needs GNU Go (apt-get install gnugo)")
+def test_generated_games_are_labelled_consistently_and_a_rerun_resumes(tmp_path):
+    out = tmp_path / "games.jsonl"
+    written, abandoned = generate(out, games=2, size=9, seed=5, workers=1, mix="gnugo-self")
+    assert written + abandoned == 2
+    first = out.read_text()
+    # The same command again plays nothing; one more game plays only that one.
+    assert generate(out, games=2, size=9, seed=5, workers=1, mix="gnugo-self") == (0, 0)
+    assert out.read_text() == first
+    written, abandoned = generate(out, games=3, size=9, seed=5, workers=1, mix="gnugo-self")
+    assert written + abandoned == 1
+    records = read_records(out)
+    assert sorted(r["index"] for r in records) == [0, 1, 2]
+    with pytest.raises(ValueError, match="seed 5"):
+        generate(out, games=3, size=9, seed=6, workers=1, mix="gnugo-self")
+    for record in records:
+        if record.get("abandoned"):
+            continue
+        assert len(record["board"]) == len(record["labels"]) == 81
+        for letter, label in zip(record["board"], record["labels"]):
+            assert (letter == ".") == (label == ".")
+        # The recorded score is the flood-fill count with the labelled dead blocks taken off.
+        board = board_of(record)
+        dead = [p for p, label in zip(board_points(9), record["labels"]) if label == "d"]
+        assert csa.score_by_flood_fill(board, record["komi"], dead) == record["score"]
+        # Labels belong to whole blocks.
+        example = examples([record])[0]
+        for block in example.features.blocks:
+            assert len({record["labels"][board_points(9).index(p)] for p in block.stones}) == 1
+    json.dumps(records)   # plain JSON all the way
