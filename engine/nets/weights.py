@@ -150,6 +150,36 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
     return metadata
 
 
+def read_npz(path, error_type):
+    """Every array of an .npz file, read without unpickling; error_type(path, problem) for a
+    file that is missing, not a regular file, unreadable, not a zip archive, pickled or damaged.
+    Weight files and the CSA* classifier files (engine/scoring/csa.py) are read through it."""
+    path = Path(path)
+    if not path.exists():
+        raise error_type(path, "file not found")
+    if not path.is_file():
+        raise error_type(path, "not a regular file")
+    try:
+        with open(path, "rb") as handle:
+            signature = handle.read(4)
+    except OSError as error:
+        raise error_type(path, f"cannot be read: {error.strerror or error}") from None
+    if signature != ZIP_SIGNATURE:
+        raise error_type(path, "not an .npz archive (no zip signature: empty, truncated or "
+                               "another kind of file)")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except MemoryError:
+        raise
+    except Exception as error:   # zipfile and the npy parser raise many kinds on damaged bytes
+        if isinstance(error, ValueError) and "allow_pickle" in str(error):
+            problem = "holds pickled Python objects (or a damaged array header); they are never loaded"
+        else:
+            problem = f"not a readable .npz archive (truncated or corrupt): {error}"
+        raise error_type(path, problem) from None
+
+
 def load_weights(path, feature_set=None):
     """(Network, metadata) from a weight file; WeightFileError for a missing, truncated, corrupt
     or mismatched file. feature_set: the input feature set the caller will feed the net; a file
@@ -158,36 +188,12 @@ def load_weights(path, feature_set=None):
     known_sets = set(FEATURE_SETS) | set(softseg.FEATURE_SETS)
     if feature_set is not None and feature_set not in known_sets:
         raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(known_sets)}")
-    if not path.exists():
-        raise WeightFileError(path, "file not found")
-    if not path.is_file():
-        raise WeightFileError(path, "not a regular file")
-    try:
-        with open(path, "rb") as handle:
-            signature = handle.read(4)
-    except OSError as error:
-        raise WeightFileError(path, f"cannot be read: {error.strerror or error}") from None
-    if signature != ZIP_SIGNATURE:
-        raise WeightFileError(path, "not an .npz archive (no zip signature: empty, truncated or "
-                                    "another kind of file)")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            names = set(archive.files)
-            for required in ("params", "metadata"):
-                if required not in names:
-                    raise WeightFileError(path, f"missing array {required!r} (has {sorted(names)})")
-            params = archive["params"]
-            raw_metadata = archive["metadata"]
-    except WeightFileError:
-        raise
-    except MemoryError:
-        raise
-    except Exception as error:   # zipfile and the npy parser raise many kinds on damaged bytes
-        if isinstance(error, ValueError) and "allow_pickle" in str(error):
-            problem = "holds pickled Python objects (or a damaged array header); they are never loaded"
-        else:
-            problem = f"not a readable .npz archive (truncated or corrupt): {error}"
-        raise WeightFileError(path, problem) from None
+    arrays = read_npz(path, WeightFileError)
+    for required in ("params", "metadata"):
+        if required not in arrays:
+            raise WeightFileError(path, f"missing array {required!r} (has {sorted(arrays)})")
+    params = arrays["params"]
+    raw_metadata = arrays["metadata"]
     metadata = _decode_metadata(path, raw_metadata)
     trained_on = metadata["feature_set"].get("name")
     if feature_set is not None and trained_on != feature_set:

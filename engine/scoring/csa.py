@@ -43,12 +43,12 @@ from pathlib import Path
 import numpy as np
 
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE
+from engine.nets.weights import read_npz
 from engine.rules.game import pass_alive
 
 FEATURE_VERSION = 2        # 2: inputs squashed by sign(x) log(1 + |x|) before standardising
 FORMAT_NAME = "kosumi-csa"
 FORMAT_VERSION = 1
-ZIP_SIGNATURE = b"PK\x03\x04"
 CASCADE_STEPS = 4          # the paper's CSA*: direct classification and three recursive steps
 ALIVE_THRESHOLD = 0.5      # predicted probability of life at or above which a block stays
 NAKADE_LIMIT = 3           # capturing 3+ stones and the filling one leaves 4+ points, mostly two eyes;
@@ -756,25 +756,7 @@ class Classifier:
         """A classifier from a file; ClassifierFileError naming the file for anything missing,
         damaged, pickled, of another version or of the wrong shapes."""
         path = Path(path)
-        if not path.is_file():
-            raise ClassifierFileError(path, "file not found" if not path.exists()
-                                      else "not a regular file")
-        try:
-            with open(path, "rb") as handle:
-                signature = handle.read(4)
-        except OSError as error:
-            raise ClassifierFileError(path, f"cannot be read: {error.strerror or error}") from None
-        if signature != ZIP_SIGNATURE:
-            raise ClassifierFileError(path, "not an .npz archive (empty, truncated or another "
-                                            "kind of file)")
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {name: archive[name] for name in archive.files}
-        except Exception as error:   # zipfile and the npy parser raise many kinds on damage
-            if isinstance(error, ValueError) and "allow_pickle" in str(error):
-                raise ClassifierFileError(path, "holds pickled Python objects; they are never "
-                                                "loaded") from None
-            raise ClassifierFileError(path, f"not a readable .npz archive: {error}") from None
+        arrays = read_npz(path, ClassifierFileError)
         raw = arrays.pop("metadata", None)
         if raw is None or raw.dtype != np.uint8 or raw.ndim != 1:
             raise ClassifierFileError(path, "no metadata record (UTF-8 JSON bytes)")
