@@ -131,6 +131,30 @@ def _sample(rng, logits):
     return int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
 
 
+def play_drawn_move(board, colour, candidates, values, draw, seen):
+    """Draw a move (draw(values) -> (index, exploratory); candidates end with PASS) and play it,
+    drawing again without any move that repeats a position in seen (positional superko; when
+    every move does, pass). values is changed in place; seen gets the new position.
+    Returns (move, exploratory, superko rejections)."""
+    rejections = 0
+    while True:
+        if values.max() == -np.inf:                       # every move broke superko
+            index, exploratory, move = len(candidates) - 1, False, PASS
+        else:
+            index, exploratory = draw(values)
+            move = candidates[index]
+        board.play(move, colour)
+        if move == PASS:
+            return move, exploratory, rejections
+        if board.hash in seen:
+            board.undo()
+            values[index] = -np.inf
+            rejections += 1
+            continue
+        seen.add(board.hash)
+        return move, exploratory, rejections
+
+
 def play_game(network, config, rng):
     """Play one self-play game with network (engine.nets.network.Network); rng: numpy Generator."""
     size = config.size
@@ -162,25 +186,10 @@ def play_game(network, config, rng):
                 values[:pass_index] = -np.inf             # passing beats every move
             else:
                 values[pass_index] = -np.inf              # a move is left and passing is not better
-        while True:
-            if values.max() == -np.inf:                   # every move broke superko
-                index, exploratory, move = pass_index, False, PASS
-            else:
-                index, exploratory = _choose(config, rng, values)
-                move = candidates[index]
-            if move == PASS:
-                board.play(PASS, colour)
-                passes += 1
-                break
-            board.play(move, colour)
-            if board.hash in seen:              # positional superko: draw again without it
-                board.undo()
-                values[index] = -np.inf
-                superko_rejections += 1
-                continue
-            seen.add(board.hash)
-            passes = 0
-            break
+        move, exploratory, rejected = play_drawn_move(
+            board, colour, candidates, values, lambda v: _choose(config, rng, v), seen)
+        superko_rejections += rejected
+        passes = passes + 1 if move == PASS else 0
         inputs.append(position_inputs)
         outputs.append(position_outputs)
         black_to_move.append(colour == BLACK)
@@ -234,25 +243,10 @@ def play_softseg_game(network, config, rng):
         pass_index = len(candidates) - 1
         if pass_index > 0 and not everything_alive:
             values[pass_index] = -np.inf
-        while True:
-            if values.max() == -np.inf:                   # every move broke superko
-                index, exploratory, move = pass_index, False, PASS
-            else:
-                index, exploratory = _choose(config, rng, values / 2.0)
-                move = candidates[index]
-            if move == PASS:
-                board.play(PASS, colour)
-                passes += 1
-                break
-            board.play(move, colour)
-            if board.hash in seen:
-                board.undo()
-                values[index] = -np.inf
-                superko_rejections += 1
-                continue
-            seen.add(board.hash)
-            passes = 0
-            break
+        move, exploratory, rejected = play_drawn_move(
+            board, colour, candidates, values, lambda v: _choose(config, rng, v / 2.0), seen)
+        superko_rejections += rejected
+        passes = passes + 1 if move == PASS else 0
         inputs.append(encoded)
         observed.append(events)
         black_to_move.append(colour == BLACK)
