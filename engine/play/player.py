@@ -29,7 +29,7 @@ import numpy as np
 from engine.scoring import deadstones
 from engine.rules.board import BLACK, PASS, opponent
 from engine.rules.coords import format_vertex
-from engine.rules.game import pass_alive
+from engine.rules.game import connected_parts, pass_alive
 
 log = logging.getLogger("kosumi.player")
 
@@ -115,23 +115,6 @@ def safe_own_points(board, colour, keep_regions_with_opponent_stones):
             continue   # the stones inside still have to be captured for a count as it stands
         points.update(region)
     return points
-
-
-def connected_parts(points, stride):
-    """A set of locs split into its 4-connected parts."""
-    remaining, parts = set(points), []
-    while remaining:
-        start = remaining.pop()
-        part, stack = {start}, [start]
-        while stack:
-            p = stack.pop()
-            for q in (p - 1, p + 1, p - stride, p + stride):
-                if q in remaining:
-                    remaining.discard(q)
-                    part.add(q)
-                    stack.append(q)
-        parts.append(part)
-    return parts
 
 
 class Player:

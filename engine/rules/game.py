@@ -65,6 +65,23 @@ def _neighbours(loc, stride):
     return (loc - stride, loc - 1, loc + 1, loc + stride)
 
 
+def connected_parts(points, stride):
+    """A set of locs split into its 4-connected parts (a list of sets)."""
+    remaining, parts = set(points), []
+    while remaining:
+        start = remaining.pop()
+        part, stack = {start}, [start]
+        while stack:
+            p = stack.pop()
+            for q in _neighbours(p, stride):
+                if q in remaining:
+                    remaining.discard(q)
+                    part.add(q)
+                    stack.append(q)
+        parts.append(part)
+    return parts
+
+
 class _MoveRecord:
     """What undo() needs beyond the board's own journal for one history entry."""
     __slots__ = ("hash_before", "to_move_before", "passes_before", "recorded")

@@ -44,7 +44,7 @@ import numpy as np
 
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE
 from engine.nets.weights import read_npz
-from engine.rules.game import pass_alive
+from engine.rules.game import connected_parts, pass_alive
 
 FEATURE_VERSION = 2        # 2: inputs squashed by sign(x) log(1 + |x|) before standardising
 FORMAT_NAME = "kosumi-csa"
@@ -122,25 +122,6 @@ def _split_points(points, stride):
         if orthogonal - links >= 2:
             count += 1
     return count
-
-
-def _components(members, stride):
-    """Connected (4-neighbour) components of a set of points: a list of sets."""
-    remaining = set(members)
-    parts = []
-    while remaining:
-        start = remaining.pop()
-        part = {start}
-        stack = [start]
-        while stack:
-            p = stack.pop()
-            for q in (p - stride, p - 1, p + 1, p + stride):
-                if q in remaining:
-                    remaining.discard(q)
-                    part.add(q)
-                    stack.append(q)
-        parts.append(part)
-    return parts
 
 
 # ---------------------------------------------------------------------- per-board analysis
@@ -328,7 +309,7 @@ class BoardFeatures:
         disputed = reached[BLACK] & reached[WHITE]
         self.disputed_region_of = {}
         self.disputed_regions = []
-        for part in _components(disputed, stride):
+        for part in connected_parts(disputed, stride):
             index = len(self.disputed_regions)
             touching = {BLACK: 0, WHITE: 0}
             for p in part:
@@ -512,7 +493,7 @@ class BoardFeatures:
                 members.add(p)
             component_of = [-1] * len(colours)
             records = []
-            for index, part in enumerate(_components(members, stride)):
+            for index, part in enumerate(connected_parts(members, stride)):
                 for p in part:
                     component_of[p] = index
                 region = self.region_of[colour][next(iter(part))]

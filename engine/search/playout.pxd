@@ -18,6 +18,8 @@ cdef struct PlayoutPolicy:
     bint use_tactics                     # escapes and captures around the last move
     int max_moves                        # a playout longer than this is cut and counted
 
+cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, int size)
+# (the pattern table is built once, at import, and lives as long as the module)
 cdef unsigned long long next_random(unsigned long long *state) noexcept nogil
 cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil
 cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil

@@ -36,9 +36,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
-from engine.search.playout cimport PlayoutPolicy, play_out, area_margin, next_random
+from engine.search.playout cimport PlayoutPolicy, make_policy, play_out, area_margin, next_random
 
-from engine.search.patterns import pattern_table
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
 DEF CLOCK_CHECK_EVERY = 16      # simulations between two reads of the clock
@@ -58,18 +57,6 @@ cdef inline double now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
-cdef class _PatternHolder:
-    cdef readonly object table
-    cdef const unsigned char[::1] view
-
-    def __cinit__(self):
-        self.table = pattern_table()
-        self.view = self.table
-
-
-cdef _PatternHolder _PATTERNS = _PatternHolder()
 
 
 cdef class TreeSearch:
@@ -108,10 +95,7 @@ cdef class TreeSearch:
         self.net_prior_visits = net_prior_visits
         self.net_prior_threshold = net_prior_threshold
         self.value_weight = value_weight
-        self.policy.pattern_table = &_PATTERNS.view[0]
-        self.policy.use_patterns = patterns
-        self.policy.use_tactics = tactics
-        self.policy.max_moves = 3 * size * size
+        self.policy = make_policy(patterns, tactics, size)
         self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
         self.root_board = Board(size)
         self.work = Board(size)
