@@ -16,8 +16,6 @@ two passes end the playout.
 """
 import numpy as np
 
-from libc.string cimport memset
-
 from engine.rules.board cimport Board, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC

@@ -3,7 +3,7 @@
 value estimation in computer Go", AIJ 2011), on a flat array of nodes (tree.pxd).
 
 Reading order: `TreeSearch._simulate()` is one simulation (descend with `_select()`, expand with
-`_expand()`, play out with engine/search/playout.pyx, back up); `run()` repeats it under a budget
+`_expand()`, ask the evaluator with `_apply_prior()`, play out with engine/search/playout.pyx, back up); `run()` repeats it under a budget
 of simulations and seconds; `set_root()` / `advance()` start a search or keep the subtree of the
 moves played since the last one.
 
@@ -24,17 +24,16 @@ Results are Black wins (1), losses (0) or jigo (0.5) by the Tromp-Taylor count o
 final position with komi; a simulation whose path ends with two passes counts the position as it
 stands. Only positional superko is checked in the tree; playouts use simple ko.
 """
-import math
 
 import numpy as np
 
 from libc.math cimport log, sqrt, INFINITY
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memset, memcpy
+from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.rules.board cimport Board, hash_t, LEGAL
-from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
+from engine.rules.types cimport BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
 from engine.search.playout cimport PlayoutPolicy, make_policy, play_out, area_margin, next_random
 
@@ -281,8 +280,8 @@ cdef class TreeSearch:
 
     cdef int _expand(self, int node, int colour, int depth) noexcept nogil:
         """Give node its children (the legal moves of self.work, colour to move, own eyes left
-        out, and pass), with priors. 0, or -1 if the budget is spent."""
-        cdef int count = 0, i, first, d, index
+        out, and pass), each with the even prior. 0, or -1 if the budget is spent."""
+        cdef int count = 0, i, first
         cdef loc_t p
         cdef hash_t h
         cdef loc_t moves[MAX_LOCS]
