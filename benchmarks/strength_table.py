@@ -3,11 +3,11 @@ configuration, e.g. run in different sessions with different seeds), engine A's 
 95% Wilson interval, and A's mean margin over the games scored by two passes.
 
     python benchmarks/strength_table.py \\
-        --row "no prior, 3000 playouts|3000|runs/noprior-a,runs/noprior-b" \\
-        --row "net prior, 3000 playouts|3000|runs/prior-a" --plot benchmarks/mcts_vs_gnugo10.png
+        --row "no prior|1000|runs/noprior1000" --row "no prior|3000|runs/noprior-a,runs/noprior-b" \\
+        --row "net prior|3000|runs/prior-a" --plot benchmarks/mcts_vs_gnugo10.png
 
 A row is "label|x|dir,dir,...": x (a number, e.g. playouts per move, or empty) places the row on
-the plot; rows with the same label prefix before the comma form one line. The games are read
+the plot; rows with the same label form one line. The games are read
 from the SGF files kosumi-match writes as it goes (PB/PW name the engines A and B, RE the
 result), so an interrupted match counts with the games it finished.
 """
@@ -86,7 +86,7 @@ def main():
         lines = {}
         for label, x, s in rows:
             if x is not None and s["games"]:
-                lines.setdefault(label.split(",")[0], []).append((x, s))
+                lines.setdefault(label, []).append((x, s))
         figure, axes = plt.subplots(figsize=(7, 4.5))
         for name, points in lines.items():
             points.sort(key=lambda item: item[0])
