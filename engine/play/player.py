@@ -95,6 +95,21 @@ def win_probability(score_lead, empty_points):
     return 0.5 * (1.0 + math.erf(score_lead / (spread * math.sqrt(2.0))))
 
 
+def count_after_passing(state, colour, evaluator, capture_mode):
+    """The final count for colour if the game ended now: dead stones removed, or (capture_mode:
+    the board counted as it stands, as on CGOS) every stone alive."""
+    dead = () if capture_mode else deadstones.assess(state, evaluator).dead
+    count = deadstones.score(state, dead)
+    return count if colour == BLACK else -count
+
+
+def dead_stone_liberties(state, colour, evaluator):
+    """The liberties of the opponent's dead stones: where colour captures them."""
+    board = state.board
+    return {q for p in deadstones.assess(state, evaluator).dead
+            if board.get(p) == opponent(colour) for q in board.liberties(p)}
+
+
 def state_for(state, colour):
     """state itself if colour is to move, else a copy with colour to move (GTP lets a controller
     ask for either colour: setup stones, analysis of the other side)."""
@@ -212,9 +227,7 @@ class Player:
         opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
         if opponent_passed and not cleanup:
             # Passing now ends the game: pass exactly when the count wins.
-            dead = () if capture_mode else deadstones.assess(state, self.evaluator).dead
-            count = deadstones.score(state, dead)
-            count = count if colour == BLACK else -count
+            count = count_after_passing(state, colour, self.evaluator, capture_mode)
             if count > 0:
                 return Decision(PASS, analysis, f"opponent passed and the count wins by {count:g}")
             must_move, reason = True, f"opponent passed and the count loses by {-count:g}"
@@ -223,9 +236,7 @@ class Player:
 
         if capture_mode and not gains:
             # About to pass (or losing after a pass): first take the opponent's dead stones off.
-            dead_opponent = [p for p in deadstones.assess(state, self.evaluator).dead
-                             if state.board.get(p) == opponent(colour)]
-            capture_points = {q for p in dead_opponent for q in state.board.liberties(p)}
+            capture_points = dead_stone_liberties(state, colour, self.evaluator)
             capture_mask = mask & np.array([m in capture_points for m in moves], dtype=bool)
             if capture_mask.any():
                 mask, must_move, reason = capture_mask, True, "capturing dead stones"

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, boltzmann,
-                                 state_for)
-from engine.rules.board import BLACK, PASS, WHITE, opponent
-from engine.scoring import deadstones
+                                 count_after_passing, dead_stone_liberties, state_for)
+from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                 DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
                                 DEFAULT_VALUE_WEIGHT, TreeSearch)
@@ -347,9 +346,7 @@ class SearchPlayer:
         if opponent_passed and not cleanup and \
                 (restriction is None or restriction.permits(colour, PASS)):
             # Passing now ends the game: pass exactly when the count wins (as the 1-ply player).
-            dead = () if capture_mode else deadstones.assess(state, self.evaluator).dead
-            count = deadstones.score(state, dead)
-            count = count if colour == BLACK else -count
+            count = count_after_passing(state, colour, self.evaluator, capture_mode)
             if count > 0:
                 return Decision(PASS, None, f"opponent passed and the count wins by {count:g}")
         seconds = self.seconds_per_move
@@ -381,9 +378,7 @@ class SearchPlayer:
 
     def _capture_dead(self, state, colour, analysis, permitted):
         """The most visited move (or any legal one) at a liberty of the opponent's dead stones."""
-        dead = [p for p in deadstones.assess(state, self.evaluator).dead
-                if state.board.get(p) == opponent(colour)]
-        liberties = {q for p in dead for q in state.board.liberties(p)}
+        liberties = dead_stone_liberties(state, colour, self.evaluator)
         for move in analysis.moves:
             if move in liberties and permitted(move):
                 return move
