@@ -330,6 +330,32 @@ def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour):
     assert best_move(loaded(CHAIN_IN_ATARI), colour, 3000, komi=7.0) == "G6"
 
 
+# Black owns the whole board; White's stone at A1 is dead. Counted as it stands the corner is
+# nobody's and Black has 21 points to White's 1, so with komi 20.5 Black loses; with the dead stone
+# off Black has all 25 and wins.
+DEAD_STONE_IN_BLACKS_AREA = """
+    . . X . .
+    . . X . .
+    X X X X X
+    . . X . .
+    O . X . .
+"""
+
+
+def test_two_passes_in_the_tree_play_on_so_dead_stones_are_taken_off():
+    board = loaded(DEAD_STONE_IN_BLACKS_AREA)
+    tree = TreeSearch(5, 20.5, seed=1)
+    tree.set_root(board, BLACK, [board.hash], last_move=PASS, passes=1)
+    only_pass = np.zeros(board.num_locs + 1, dtype=np.uint8)
+    only_pass[-1] = 1
+    tree.set_root_filter(only_pass)
+    tree.run(400, stop_early=False)
+    tree.check_invariants()
+    pass_child = next(c for c in tree.root_children() if c["move"] == PASS)
+    # counted as it stands this pass would lose every time
+    assert pass_child["visits"] > 0 and pass_child["winrate"] > 0.5
+
+
 # --- the player ---------------------------------------------------------------------------------
 
 def test_search_player_plays_legal_moves_and_passes_after_a_won_pass():
@@ -345,6 +371,23 @@ def test_search_player_plays_legal_moves_and_passes_after_a_won_pass():
         game.play(decision.move)
         game.board.check_consistency()
     assert game.is_over() or len(game.history) == 60
+
+
+def test_search_player_does_not_pass_first_when_the_count_after_passing_loses():
+    # Every point is settled and Black, 10 points to 15, cannot change the count: the tree has
+    # nothing better than a pass, but a pass would let White end the game on a lost count.
+    board = loaded("""
+        . X . X .
+        X X X X X
+        O O O O O
+        . O . O .
+        . O . O .
+    """)
+    game = GameState.from_board(board, BLACK, Rules(komi=0.5))
+    player = SearchPlayer(UniformEvaluator(), playouts=300, seed=1, resign_threshold=None)
+    decision = player.choose(game, BLACK)
+    assert decision.move != PASS and "count after passing" in decision.reason
+    assert game.is_legal(decision.move)
 
 
 def test_dry_run_decides_what_the_real_call_decides():

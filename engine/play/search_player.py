@@ -365,9 +365,12 @@ class SearchPlayer:
                                                   f"{self.hopeless_streak} moves")
         move = analysis.best(permitted)
         reason = f"search: {analysis.total_visits} visits"
-        if move == PASS and opponent_passed and not cleanup:
-            move = analysis.best(lambda m: m != PASS and permitted(m))   # the count loses
-            reason = "opponent passed and the count loses"
+        if move == PASS and not cleanup and (opponent_passed or count_after_passing(
+                state, colour, self.evaluator, capture_mode) <= 0):
+            # A pass ends the game, or lets the opponent end it, on a count that does not win
+            # (the tree's playouts may see a seki where a referee sees dead stones): play on.
+            move = analysis.best(lambda m: m != PASS and permitted(m))
+            reason = "the count after passing does not win"
         if move == PASS and capture_mode:
             capture = self._capture_dead(state, colour, analysis, permitted)
             if capture is not None:

@@ -21,8 +21,10 @@ position, which is mixed into the result of every simulation that passes through
 (the deepest such node): result = (1 - value_weight) * playout + value_weight * value.
 
 Results are Black wins (1), losses (0) or jigo (0.5) by the Tromp-Taylor count of the playout's
-final position with komi; a simulation whose path ends with two passes counts the position as it
-stands. Only positional superko is checked in the tree; playouts use simple ko.
+final position with komi. A simulation whose path ends with two passes plays out from there all
+the same: a referee (GNU Go, CSA*) removes dead stones before counting, and the playout is how the
+tree removes them, so a pass is never worth more than the count with the dead stones taken off.
+Only positional superko is checked in the tree; playouts use simple ko.
 """
 
 import numpy as np
@@ -420,9 +422,9 @@ cdef class TreeSearch:
             node = child
             last_move = move
             colour = 3 - colour
-        if passes < 2:
-            # moves past the tree count for RAVE at every depth of the path
-            self._play_out_recording(colour, last_move, depth)
+        # moves past the tree count for RAVE at every depth of the path. After two passes play
+        # goes on too (see the module docstring), with both sides free to move again.
+        self._play_out_recording(colour, NO_LOC if passes >= 2 else last_move, depth)
         margin = area_margin(self.work, self.komi, self.owner)
         black_result = 1.0 if margin > 0 else (0.0 if margin < 0 else 0.5)
         if value_node >= 0 and self.value_weight > 0:
