@@ -330,6 +330,38 @@ def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour):
     assert best_move(loaded(CHAIN_IN_ATARI), colour, 3000, komi=7.0) == "G6"
 
 
+# Black to move: E4 captures, B7 escapes from atari to three liberties, J9 is a self-atari, D6
+# completes a pattern next to White's stone in atari, A1 and B2 are far from every stone on the
+# first and second lines, C4 is an ordinary move.
+RULES_OF_THUMB = """
+    . O . . . . . O .
+    O X O . . . . . .
+    . . . . . . . . .
+    . . . . X . . . .
+    . . . X O X . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+"""
+
+
+def test_knowledge_prior_gives_each_child_the_rules_of_thumb_win_rate():
+    board = loaded(RULES_OF_THUMB)
+    tree = TreeSearch(9, 7.0, even_prior_visits=0, knowledge_prior_visits=10, seed=1)
+    tree.set_root(board, BLACK, [board.hash])
+    tree.run(1, stop_early=False)          # the first simulation expands the root
+    root = tree.node(0)
+    prior = {}
+    for index in range(root["first_child"], root["first_child"] + root["num_children"]):
+        child = tree.node(index)
+        assert child["prior_visits"] == 10
+        move = "pass" if child["move"] == PASS else format_vertex(child["move"], 9)
+        prior[move] = round(child["prior_wins"] / child["prior_visits"], 6)
+    assert prior == {**prior, "E4": 1.0, "B7": 1.0, "J9": 0.0, "D6": 0.6, "A1": 0.1, "B2": 0.3,
+                     "C4": 0.4, "pass": 0.0}
+
+
 # Black owns the whole board; White's stone at A1 is dead. Counted as it stands the corner is
 # nobody's and Black has 21 points to White's 1, so with komi 20.5 Black loses; with the dead stone
 # off Black has all 25 and wins.
@@ -462,3 +494,14 @@ def test_the_prior_steers_the_search_towards_the_evaluators_move():
     assert tree.root_children()[0]["move"] == favourite
     without = searched(board, BLACK, 400, komi=7.5)
     assert without.root_children()[0]["move"] != favourite
+
+
+def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
+    from engine.gtp.main import build_engine, build_parser
+    parser = build_parser()
+    engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--knowledge-prior", "10"]))
+    assert engine.player.tree_options["knowledge_prior_visits"] == 10
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--search", "mcts", "--knowledge-prior", "-1"])
+    assert "knowledge prior" in capsys.readouterr().err

@@ -19,7 +19,8 @@ EXIT_BAD_SETUP = 2
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
     from engine.play.search_player import DEFAULT_PLAYOUTS
-    from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
+    from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
+                                    DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                     DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT)
     parser = argparse.ArgumentParser(
         prog="kosumi",
@@ -70,6 +71,11 @@ def build_parser():
                         default=DEFAULT_NET_PRIOR,
                         help="games of equivalent experience the prior is worth (default: "
                              "%(default)g)")
+    search.add_argument("--knowledge-prior", type=number(minimum=0, what="knowledge prior"),
+                        default=DEFAULT_KNOWLEDGE_PRIOR, metavar="GAMES",
+                        help="games of equivalent experience for rules of thumb in the tree "
+                             "(captures, escapes, self-ataris, patterns, empty edges; see "
+                             "engine/search/tree.pyx); default: %(default)g")
     search.add_argument("--prior-threshold", type=int, default=DEFAULT_NET_PRIOR_THRESHOLD,
                         metavar="N", help="visits a node needs before the net gives its "
                                           "children their prior (the root: at once); default: "
@@ -155,7 +161,8 @@ def make_search_player(args, evaluator, seed, resign_threshold):
                         threads=args.threads, seed=seed, resign_threshold=resign_threshold,
                         capture_all_dead=args.capture_all_dead,
                         use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
-                        prior_threshold=args.prior_threshold, value_weight=args.value_weight,
+                        prior_threshold=args.prior_threshold,
+                        knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
                         expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
 
 

@@ -29,7 +29,8 @@ import numpy as np
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, boltzmann,
                                  count_after_passing, dead_stone_liberties, state_for)
 from engine.rules.board import BLACK, PASS, opponent
-from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
+from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
+                                DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                 DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
                                 DEFAULT_VALUE_WEIGHT, TreeSearch)
 
@@ -110,7 +111,7 @@ class SearchPlayer:
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=True,
                  prior_visits=DEFAULT_NET_PRIOR, prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
-                 prior_scale=DEFAULT_PRIOR_SCALE,
+                 prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=DEFAULT_KNOWLEDGE_PRIOR,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
                  patterns=True, reuse_tree=True):
@@ -134,6 +135,7 @@ class SearchPlayer:
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
                                  net_prior_visits=prior_visits,
+                                 knowledge_prior_visits=knowledge_visits,
                                  net_prior_threshold=prior_threshold, value_weight=value_weight,
                                  patterns=patterns)
         self.reuse_tree = reuse_tree

@@ -53,6 +53,7 @@ cdef class TreeSearch:
     cdef readonly double rave_equivalence
     cdef readonly double exploration
     cdef readonly double even_prior_visits
+    cdef readonly double knowledge_prior_visits
     cdef readonly double net_prior_visits
     cdef readonly int net_prior_threshold
     cdef readonly double value_weight
@@ -76,6 +77,7 @@ cdef class TreeSearch:
     cdef void _play_out_recording(self, int colour, loc_t last_move, int depth) noexcept nogil
     cdef void _top_two_visits(self, int *first, int *second) noexcept nogil
     cdef bint _superko_repeat(self, hash_t h, int node) noexcept nogil
+    cdef double _knowledge(self, loc_t p, int colour) noexcept nogil
     cdef int _expand(self, int node, int colour, int depth) noexcept nogil
     cdef int _select(self, int node) noexcept nogil
     cdef int _simulate(self) noexcept nogil

@@ -12,7 +12,12 @@ Selection (MC-RAVE with the minimum-MSE schedule): a child's value is
 where Q and Q_rave include the prior as equivalent experience (prior_visits games at the prior's
 win rate, added to both), plus an optional UCB term exploration * sqrt(ln N / n).
 
-Priors. Every child starts with even_prior_visits games at 50%. With an evaluator, once a node
+Priors. Every child starts with even_prior_visits games at 50%, and (knowledge_prior_visits > 0)
+games at the win rate of a few rules of thumb, as Fuego's default prior knowledge and MoGo's
+"handcrafted heuristic" give them: a capture or an escape from atari that leaves two liberties
+1.0, a self-atari 0.0, a move whose 3x3 neighbourhood is in the playouts' pattern table 0.6, a
+move on the first or second line far from every stone (the opening's wasted moves) 0.1 or 0.3,
+anything else 0.4, and the pass 0.0 (a pass has to earn its visits). With an evaluator, once a node
 has net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
 (engine/play/search_player.py) returns for every point and pass the evaluator's win probability
 of the move for the mover and its selection probability; each child's prior becomes
@@ -35,9 +40,10 @@ from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from engine.rules.board cimport Board, hash_t, LEGAL
-from engine.rules.types cimport BLACK as C_BLACK, WHITE as C_WHITE
+from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
-from engine.search.playout cimport PlayoutPolicy, make_policy, play_out, area_margin, next_random
+from engine.search.playout cimport (PlayoutPolicy, make_policy, play_out, area_margin,
+                                     next_random, liberties_after, pattern_index)
 
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
@@ -47,6 +53,7 @@ DEFAULT_MAX_NODES = 1_000_000   # about 80 MB of nodes; past it the search stops
 DEFAULT_EXPAND_THRESHOLD = 2    # visits before a leaf gets children (Pachi expands at 2)
 DEFAULT_RAVE_EQUIVALENCE = 3000.0  # where tree and RAVE statistics weigh the same (Pachi's 3000)
 DEFAULT_EVEN_PRIOR = 10.0       # games at 50% per child without an evaluator (michi, Pachi: ~10)
+DEFAULT_KNOWLEDGE_PRIOR = 0.0   # games at the rules of thumb's win rate per child (0: none)
 DEFAULT_NET_PRIOR = 20.0        # games at the evaluator's win rate per child
 DEFAULT_NET_PRIOR_THRESHOLD = 8  # visits before a node asks the evaluator (the root: at once); an
                                  # evaluator call costs tens of playouts, so only nodes that the
@@ -76,6 +83,7 @@ cdef class TreeSearch:
                  int expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  double rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, double exploration=0.0,
                  double even_prior_visits=DEFAULT_EVEN_PRIOR,
+                 double knowledge_prior_visits=DEFAULT_KNOWLEDGE_PRIOR,
                  double net_prior_visits=DEFAULT_NET_PRIOR,
                  int net_prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
                  double value_weight=DEFAULT_VALUE_WEIGHT, bint patterns=True,
@@ -83,7 +91,8 @@ cdef class TreeSearch:
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if expand_threshold < 0 or rave_equivalence <= 0 or exploration < 0 or \
-                even_prior_visits < 0 or net_prior_visits < 0 or net_prior_threshold < 0 or \
+                even_prior_visits < 0 or knowledge_prior_visits < 0 or net_prior_visits < 0 or \
+                net_prior_threshold < 0 or \
                 not 0 <= value_weight <= 1:
             raise ValueError("search parameters out of range")
         self.size = size
@@ -93,6 +102,7 @@ cdef class TreeSearch:
         self.rave_equivalence = rave_equivalence
         self.exploration = exploration
         self.even_prior_visits = even_prior_visits
+        self.knowledge_prior_visits = knowledge_prior_visits
         self.net_prior_visits = net_prior_visits
         self.net_prior_threshold = net_prior_threshold
         self.value_weight = value_weight
@@ -282,7 +292,8 @@ cdef class TreeSearch:
 
     cdef int _expand(self, int node, int colour, int depth) noexcept nogil:
         """Give node its children (the legal moves of self.work, colour to move, own eyes left
-        out, and pass), each with the even prior. 0, or -1 if the budget is spent."""
+        out, and pass), each with the even and the knowledge prior. 0, or -1 if the budget is
+        spent."""
         cdef int count = 0, i, first
         cdef loc_t p
         cdef hash_t h
@@ -308,8 +319,9 @@ cdef class TreeSearch:
         for i in range(count):
             self._init_node(first + i, moves[i], node, hashes[i])
             child = &self.nodes[first + i]
-            child.prior_visits = self.even_prior_visits
-            child.prior_wins = 0.5 * self.even_prior_visits
+            child.prior_visits = self.even_prior_visits + self.knowledge_prior_visits
+            child.prior_wins = 0.5 * self.even_prior_visits + \
+                self.knowledge_prior_visits * self._knowledge(moves[i], colour)
         self.nodes[node].first_child = first
         self.nodes[node].num_children = count
         self.nodes[node].visits_at_expansion = self.nodes[node].visits
@@ -375,6 +387,39 @@ cdef class TreeSearch:
                 best_value = value
                 best = parent.first_child + i
         return best
+
+    cdef double _knowledge(self, loc_t p, int colour) noexcept nogil:
+        """The rules of thumb's win rate for colour playing p on self.work (module docstring)."""
+        cdef int i, c, line, row, col, dr, dc, size = self.size
+        cdef bint rescues = False
+        cdef loc_t q
+        if p == PASS_LOC:
+            return 0.0
+        for i in range(4):
+            q = p + self.work.neighbour_offset[i]
+            c = self.work.colour[q]
+            if c == 3 - colour and self.work.in_atari(self.work.chain_head[q]):
+                return 1.0                                  # a capture
+            if c == colour and self.work.in_atari(self.work.chain_head[q]):
+                rescues = True
+        if liberties_after(self.work, p, colour, 2) < 2:
+            return 0.0                                      # a self-atari
+        if rescues:
+            return 1.0                                      # an escape to two liberties
+        if self.policy.pattern_table[pattern_index(self.work, p, colour)]:
+            return 0.6
+        row = p // self.work.stride - 1
+        col = p % self.work.stride - 1
+        line = min(min(row, col), min(size - 1 - row, size - 1 - col))
+        if line <= 1:
+            # far from every stone: nothing within Manhattan distance 3
+            for dr in range(-3, 4):
+                for dc in range(abs(dr) - 3, 4 - abs(dr)):
+                    if 0 <= row + dr < size and 0 <= col + dc < size and \
+                            self.work.colour[p + dr * self.work.stride + dc] != C_EMPTY:
+                        return 0.4
+            return 0.1 if line == 0 else 0.3
+        return 0.4
 
     cdef int _simulate(self) noexcept nogil:
         """One simulation. Returns its depth in the tree, or -1 if the prior function failed."""
