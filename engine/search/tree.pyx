@@ -319,9 +319,11 @@ cdef class TreeSearch:
         for i in range(count):
             self._init_node(first + i, moves[i], node, hashes[i])
             child = &self.nodes[first + i]
-            child.prior_visits = self.even_prior_visits + self.knowledge_prior_visits
-            child.prior_wins = 0.5 * self.even_prior_visits + \
-                self.knowledge_prior_visits * self._knowledge(moves[i], colour)
+            child.prior_visits = self.even_prior_visits
+            child.prior_wins = 0.5 * self.even_prior_visits
+            if self.knowledge_prior_visits > 0:
+                child.prior_visits += self.knowledge_prior_visits
+                child.prior_wins += self.knowledge_prior_visits * self._knowledge(moves[i], colour)
         self.nodes[node].first_child = first
         self.nodes[node].num_children = count
         self.nodes[node].visits_at_expansion = self.nodes[node].visits
