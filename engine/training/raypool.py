@@ -71,7 +71,7 @@ class SelfPlayActor:
             import ray
             self.worker.network.set_params(ray.get(weights[0]))
             self.weights_version = version
-        return self.worker.play(phase)
+        return what_the_learner_reads(self.worker.play(phase))
 
 
 class RayPool:
@@ -342,6 +342,18 @@ class RayPool:
                 else "could not start and is not replaced")
         print(f"kosumi-train: self-play actor {worker_id}{f' on {node}' if node else ''} {what} "
               f"({lines[-1] if lines else type(error).__name__})", file=sys.stderr)
+
+
+def what_the_learner_reads(result):
+    """A game's result as an actor sends it. Blair's procedure (a gradient came with the game):
+    the learner steps on the gradient and counts the trained positions, so the positions
+    themselves stay with the actor: a 9x9 game's multi-hot inputs are about 1 MB, its gradient
+    47 kB, and the learner receives every game of the cluster. NeuroGo's procedure replays the
+    games: all of it goes."""
+    game, grad, loss, entries = result
+    if grad is None:
+        return result
+    return dataclasses.replace(game, inputs=game.inputs[:0], observed=None), grad, loss, entries
 
 
 def _own_arrays(result):
