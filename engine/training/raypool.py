@@ -137,6 +137,7 @@ class RayPool:
         self.weights_game = None    # the version being handed out: the games its weights learned
         self.version_index = 0      # versions published so far in this session
         self.arrivals = collections.deque()           # (time, node) of the games learned
+        self.arrivals_by_node = collections.Counter()   # the same, counted per node
         self.recent_lags = collections.deque(maxlen=RECENT_LAGS)
         self.counts = {"refused_stale": 0, "lost_games": 0, "actors_replaced": 0,
                        "actors_failed": 0}
@@ -244,7 +245,8 @@ class RayPool:
         worker_id, version_index, version = self.in_flight.pop(ref)
         try:
             result = ray.get(ref)
-        except ray.exceptions.RayActorError as error:
+        # ObjectLostError: the game was played, but its node died before the result was fetched
+        except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
             node = self.nodes.get(worker_id)
             self.counts["lost_games"] += 1
             self.counts["actors_replaced"] += 1
@@ -259,6 +261,7 @@ class RayPool:
             return None
         node = self.nodes[worker_id]
         self.arrivals.append((time.monotonic(), node))
+        self.arrivals_by_node[node] += 1
         self.recent_lags.append(lag)
         return worker_id, _own_arrays(result), {"node": node, "weight_version": version,
                                                  "weight_lag": lag}
@@ -298,10 +301,12 @@ class RayPool:
     def _node_rates(self):
         now = time.monotonic()
         while self.arrivals and self.arrivals[0][0] < now - RATE_WINDOW_SECONDS:
-            self.arrivals.popleft()
+            _, node = self.arrivals.popleft()
+            self.arrivals_by_node[node] -= 1
         span = max(min(RATE_WINDOW_SECONDS, now - (self.first_started or now)), 1e-9)
-        counts = collections.Counter(node for _, node in self.arrivals)
-        return {node: counts[node] / span for node in sorted(set(self.nodes.values()) | set(counts))}
+        counts = self.arrivals_by_node
+        nodes = set(self.nodes.values()) | {node for node, count in counts.items() if count}
+        return {node: counts[node] / span for node in sorted(nodes)}
 
     def _write_status_when_due(self):
         if time.monotonic() - self.last_status >= STATUS_SECONDS:
