@@ -104,9 +104,9 @@ LOCK_FILE = ".lock"                  # held (flock) by the process training the 
 CHECKPOINTS = "checkpoints"
 ARCHITECTURES = ("isn", "softseg")   # Blair's ISN; NeuroGo 3's soft segmentation (--arch softseg)
 SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
-MAX_WEIGHT_LAG = 8                   # --ray: weight versions a game's weights may lag; a version
-                                     # per game of every actor, so 8 refuses only a game that took
-                                     # about 8 times as long as the others (a slow or stuck node)
+MAX_WEIGHT_LAG = 8                   # --ray: versions a game's weights may lag. One is published
+                                     # each time every actor could have finished a game, so a lag
+                                     # of 8 is a game 8 times slower than the rest: a stuck node's
 
 
 @dataclasses.dataclass(frozen=True)
