@@ -195,3 +195,10 @@ def test_max_weight_lag_needs_ray(tmp_path, capsys):
     with pytest.raises(SystemExit):
         train.main(["--run-dir", str(tmp_path / "run"), "--max-weight-lag", "2"])
     assert "--max-weight-lag is for the Ray actors" in capsys.readouterr().err
+
+
+def test_without_ray_installed_the_trainer_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)         # `import ray` fails as if not installed
+    with pytest.raises(SystemExit, match=r"pip install 'kosumi\[ray\]'"):
+        train.main(["--run-dir", str(tmp_path / "run"), "--ray"])
+    assert not (tmp_path / "run").exists()

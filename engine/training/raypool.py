@@ -42,7 +42,8 @@ NODES_SHOWN = 4             # nodes named in the progress bar (all of them in th
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours the names in its error messages
 
 
-def _import_ray():
+def require_ray():
+    """The ray module, or an exit that says how to install it."""
     try:
         import ray
     except ImportError:
@@ -84,7 +85,7 @@ class RayPool:
     stop: the trainer's Interrupted flag (next_result returns None once it is set)."""
 
     def __init__(self, trainer, address, actors, games, max_weight_lag, log, stop):
-        ray = self.ray = _import_ray()
+        ray = self.ray = require_ray()
         self.trainer, self.games, self.max_weight_lag = trainer, games, max_weight_lag
         self.log, self.stop = log, stop
         self.owns_ray = not ray.is_initialized()
