@@ -1,8 +1,10 @@
 """kosumi-train --ray: self-play on Ray actors (engine/training/raypool.py) against one local Ray
-of two CPUs shared by the module: the same run as the local pool, dead actors, stale weights,
-stopping and resuming, and no Ray at all without --ray."""
+of two CPUs shared by the module: the same run as the local pool, dead actors, actors that
+cannot start, stale weights, stopping and resuming; no Ray at all without --ray, and clear exits
+without Ray installed or without a cluster at the address."""
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -201,4 +203,13 @@ def test_without_ray_installed_the_trainer_says_how_to_install_it(tmp_path, monk
     monkeypatch.setitem(sys.modules, "ray", None)         # `import ray` fails as if not installed
     with pytest.raises(SystemExit, match=r"pip install 'kosumi\[ray\]'"):
         train.main(["--run-dir", str(tmp_path / "run"), "--ray"])
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
+    with socket.socket() as probe:          # a port that was free a moment ago: nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SystemExit, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        train.main(["--run-dir", str(tmp_path / "run"), "--ray", f"127.0.0.1:{port}"])
     assert not (tmp_path / "run").exists()

@@ -27,6 +27,7 @@ import dataclasses
 import json
 import re
 import signal
+import socket
 import sys
 import time
 
@@ -49,6 +50,25 @@ def require_ray():
     except ImportError:
         raise SystemExit("kosumi-train: --ray needs Ray: pip install 'kosumi[ray]'") from None
     return ray
+
+
+def check_ray(address):
+    """Exits with what to do when Ray is not installed or nothing answers at a HOST:PORT address
+    (kosumi-train checks before it makes a run directory)."""
+    require_ray()
+    _check_reachable(address)
+
+
+def _check_reachable(address):
+    """A HOST:PORT address must answer: ray.init() would retry a dead one for minutes."""
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or "://" in address:
+        return                              # "local", "auto", a ray:// client address
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as error:
+        raise SystemExit(f"kosumi-train: no Ray cluster answers at {address} ({error}); start "
+                         f"one there with `ray start --head --port {port}`") from None
 
 
 class SelfPlayActor:
@@ -90,6 +110,7 @@ class RayPool:
         self.log, self.stop = log, stop
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
+            _check_reachable(address)
             # ray.init() puts in a SIGTERM handler that exits at once; the trainer's own
             # (Interrupted) checkpoints first, so it is put back.
             sigterm_handler = signal.getsignal(signal.SIGTERM)

@@ -1170,8 +1170,8 @@ def main(argv=None):
     if args.max_weight_lag is not None and args.ray is None:
         parser.error("--max-weight-lag is for the Ray actors: add --ray")
     if args.ray is not None:
-        from engine.training.raypool import require_ray
-        require_ray()                        # before a run directory is made for nothing
+        from engine.training.raypool import check_ray
+        check_ray(args.ray)                  # before a run directory is made for nothing
     workers = args.workers or (None if args.ray else os.cpu_count() or 1)
     defaults = TrainSettings()
     stop = Interrupted()
