@@ -30,7 +30,7 @@ RUN mkdir /smoke && cp gtp_server.py /smoke/ && cd /smoke \
 COPY tests ./tests
 COPY benchmarks ./benchmarks
 RUN if [ "$RUN_TESTS" = "true" ]; then \
-      pip install --no-cache-dir pytest hypothesis "Cython>=3.0" \
+      pip install --no-cache-dir pytest hypothesis "ray>=2.9" "Cython>=3.0" \
       && python setup.py build_ext --inplace \
       && PATH=$PATH:/usr/games python -m pytest -q -p no:cacheprovider; \
     fi

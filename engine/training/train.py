@@ -3,6 +3,7 @@
 Usage:
     kosumi-train --run-dir RUN_DIR [--games N] [options]     start a run (RUN_DIR must be new/empty)
     kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
+    kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
     kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
                                                              match checkpoints (evals.jsonl)
@@ -45,7 +46,9 @@ last game and send back the game's gradient (Blair) or the game itself (NeuroGo)
 process) applies them in arrival order and sends the worker the new weights with its next game.
 One worker plays in-process; with --seed such a run is reproducible bit for bit, and a resumed run
 continues exactly (weights, game counter, generator state, recent games, log). With several workers
-the arrival order varies, so runs are not reproducible.
+the arrival order varies, so runs are not reproducible. With --ray the workers are Ray actors on
+a cluster (engine/training/raypool.py, the same interface as _WorkerPool; Ray is imported only
+then): weights go out through Ray's object store, and the learner stays in this process.
 
 Run directory:
     settings.json          the training settings (the newest; a checkpoint's own are in its
@@ -101,6 +104,9 @@ LOCK_FILE = ".lock"                  # held (flock) by the process training the 
 CHECKPOINTS = "checkpoints"
 ARCHITECTURES = ("isn", "softseg")   # Blair's ISN; NeuroGo 3's soft segmentation (--arch softseg)
 SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
+MAX_WEIGHT_LAG = 8                   # --ray: versions a game's weights may lag. One is published
+                                     # each time every actor could have finished a game, so a lag
+                                     # of 8 is a game 8 times slower than the rest: a stuck node's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -324,20 +330,33 @@ def final_position(network, record, capture_value):
 
 # ------------------------------------------------------------------------------------ workers
 
+class SelfPlayWorker:
+    """What a self-play worker holds, in a process of the local pool or in a Ray actor
+    (engine/training/raypool.py): the settings, its own copy of the net and its random stream."""
+
+    def __init__(self, settings_json, seed_sequence):
+        self.settings = TrainSettings.from_json(settings_json)
+        self.network = new_network(self.settings)
+        self.rng = np.random.default_rng(seed_sequence)
+
+    def play(self, phase):
+        """One game with the weights it holds: play_training_game()'s (game, gradient, loss,
+        entries)."""
+        return play_training_game(self.network, self.settings, phase, self.rng)
+
+
 def _worker_main(worker_id, settings_json, seed_sequence, tasks, results):
     """A self-play process: receives (params, phase) or None (stop), returns game results."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the learner decides when to stop
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    settings = TrainSettings.from_json(settings_json)
-    network = new_network(settings)
-    rng = np.random.default_rng(seed_sequence)
+    worker = SelfPlayWorker(settings_json, seed_sequence)
     while True:
         task = tasks.recv()
         if task is None:
             break
         params, phase = task
-        network.set_params(params)
-        results.put((worker_id, play_training_game(network, settings, phase, rng)))
+        worker.network.set_params(params)
+        results.put((worker_id, worker.play(phase)))
 
 
 class Interrupted:
@@ -551,23 +570,35 @@ class Trainer:
     # ------------------------------------------------------------ the loop
 
     def run(self, games=None, workers=1, checkpoint_every=100, eval_every=0, eval_games=10,
-            progress=True, stop=None):
-        """Train until games_trained reaches games (None: until interrupted)."""
+            progress=True, stop=None, ray_address=None, max_weight_lag=MAX_WEIGHT_LAG):
+        """Train until games_trained reaches games (None: until interrupted). With ray_address
+        ("local" starts a local Ray, "auto" or HOST:PORT joins a running cluster) the self-play
+        workers are Ray actors (engine/training/raypool.py; workers None: one per CPU of the
+        cluster), and a game played with weights more than max_weight_lag versions old is
+        refused."""
         stop = stop or Interrupted()
         log = open(self.run_dir / LOG_FILE, "a")
         recent = collections.deque(maxlen=RECENT_RESULTS)
         bar = _progress_bar(self.games_trained, games, progress)
-        pool = _WorkerPool(self, workers) if workers > 1 else None
+        if ray_address is not None:
+            from engine.training.raypool import RayPool     # Ray is imported only for --ray
+            pool = RayPool(self, ray_address, workers, games, max_weight_lag, log, stop)
+        else:
+            pool = _WorkerPool(self, workers) if workers > 1 else None
         started = time.perf_counter()
         games_at_start = self.games_trained
         try:
             while (games is None or self.games_trained < games) and not stop.stop:
+                tags = {}
                 if pool is None:
                     game, grad, loss, entries = play_training_game(self.network, self.settings,
                                                                    self.phase, self.rng)
                     worker = 0
                 else:
-                    worker, (game, grad, loss, entries) = pool.next_result()
+                    arrival = pool.next_result()
+                    if arrival is None:              # stopped while waiting (Ray's pool)
+                        break
+                    worker, (game, grad, loss, entries), tags = arrival
                 phase = self.phase
                 mean_loss = self._apply(game, grad, loss, entries)
                 if pool is not None and (games is None or
@@ -575,11 +606,12 @@ class Trainer:
                     pool.submit(worker)
                 line = {"type": "game", "game": self.games_trained, "phase": phase,
                         "worker": worker, "loss": None if mean_loss is None else round(mean_loss, 6),
-                        **game.summary}
+                        **game.summary, **tags}
                 log.write(json.dumps(line) + "\n")
                 log.flush()
                 recent.append(game.summary)
-                _update_bar(bar, recent, mean_loss, started, self.games_trained - games_at_start)
+                _update_bar(bar, recent, mean_loss, started, self.games_trained - games_at_start,
+                            pool.progress_text() if pool is not None else "")
                 if checkpoint_every and self.games_trained % checkpoint_every == 0:
                     self.checkpoint()
                 if eval_every and self.games_trained % eval_every == 0:
@@ -741,6 +773,7 @@ class _WorkerPool:
         return sum(self.in_hand)
 
     def next_result(self):
+        """(worker id, play_training_game()'s result, extra log fields: none here)."""
         while True:
             try:
                 worker_id, result = self.results.get(timeout=1.0)
@@ -750,7 +783,11 @@ class _WorkerPool:
                     raise RuntimeError(f"self-play worker died (exit code {dead[0].exitcode})")
                 continue
             self.in_hand[worker_id] = False
-            return worker_id, result
+            return worker_id, result, {}
+
+    def progress_text(self):
+        """The local processes add nothing to the progress bar."""
+        return ""
 
     def close(self):
         for connection in self.connections:
@@ -850,7 +887,8 @@ def _progress_bar(initial, total, enabled):
                 smoothing=0.05)
 
 
-def _update_bar(bar, recent, mean_loss, started, games_this_session):
+def _update_bar(bar, recent, mean_loss, started, games_this_session, pool_text):
+    """pool_text: what the worker pool adds (Ray's: games/s per node, weight staleness)."""
     if bar is None:
         return
     elapsed = time.perf_counter() - started
@@ -858,7 +896,8 @@ def _update_bar(bar, recent, mean_loss, started, games_this_session):
     bar.set_postfix_str(
         f"B wins {100 * black_wins / len(recent):.0f}%, len {np.mean([r['length'] for r in recent]):.0f}, "
         f"capped {sum(r['capped'] for r in recent)}, loss {mean_loss if mean_loss is None else round(mean_loss, 4)}, "
-        f"{games_this_session / max(elapsed, 1e-9):.1f} g/s", refresh=False)
+        f"{games_this_session / max(elapsed, 1e-9):.1f} g/s" + (f"; {pool_text}" if pool_text else ""),
+        refresh=False)
     bar.update(1)
 
 
@@ -991,9 +1030,18 @@ def build_parser():
     run = parser.add_argument_group("this session")
     run.add_argument("--games", type=number(int, minimum=0), metavar="N",
                      help="stop when N games are trained in total (default: until interrupted)")
-    run.add_argument("--workers", type=number(int, minimum=1), default=os.cpu_count() or 1,
+    run.add_argument("--workers", type=number(int, minimum=1),
                      help="self-play processes (default: all cores); 1 plays in-process and, "
-                          "with --seed, reproduces a run exactly")
+                          "with --seed, reproduces a run exactly; with --ray, the actors "
+                          "(default: one per CPU of the cluster)")
+    run.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                     help="play the self-play games on Ray actors (pip install 'kosumi[ray]'): "
+                          "alone, on a local Ray started for the run; `auto` or HEAD:6379, on "
+                          "the running cluster (`ray start --head` ...); the learner stays here")
+    run.add_argument("--max-weight-lag", type=number(int, minimum=0), metavar="N",
+                     help=f"with --ray: refuse (and count) a game played with weights more than "
+                          f"N versions old; a version is published once per game of every actor "
+                          f"(default {MAX_WEIGHT_LAG})")
     run.add_argument("--checkpoint-every", type=number(int, minimum=0), default=500, metavar="N",
                      help="checkpoint every N games (default 500; always on exit)")
     run.add_argument("--eval-every", type=number(int, minimum=0), default=0, metavar="K",
@@ -1119,6 +1167,12 @@ def main(argv=None):
         return 0
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.max_weight_lag is not None and args.ray is None:
+        parser.error("--max-weight-lag is for the Ray actors: add --ray")
+    if args.ray is not None:
+        from engine.training.raypool import check_ray
+        check_ray(args.ray)                  # before a run directory is made for nothing
+    workers = args.workers or (None if args.ray else os.cpu_count() or 1)
     defaults = TrainSettings()
     stop = Interrupted()
     stop.install()
@@ -1160,12 +1214,17 @@ def main(argv=None):
         except ValueError as error:
             parser.error(str(error))
         trainer = Trainer.create(args.run_dir, settings)
+    if args.ray is None:
+        where = f"{workers} worker(s)"
+    else:
+        where = f"Ray {args.ray}, " + (f"{workers} actor(s)" if workers else
+                                       "one actor per CPU of the cluster")
     print(f"kosumi-train: {trainer.run_dir}: {trainer.games_trained} games trained; "
-          f"{args.workers} worker(s); settings {json.dumps(trainer.settings.to_json())}",
-          file=sys.stderr)
+          f"{where}; settings {json.dumps(trainer.settings.to_json())}", file=sys.stderr)
     try:
-        trainer.run(args.games, args.workers, args.checkpoint_every, args.eval_every,
-                    args.eval_games, not args.no_progress, stop)
+        trainer.run(args.games, workers, args.checkpoint_every, args.eval_every,
+                    args.eval_games, not args.no_progress, stop, args.ray,
+                    MAX_WEIGHT_LAG if args.max_weight_lag is None else args.max_weight_lag)
     finally:
         trainer.close()
     return 0
