@@ -102,15 +102,14 @@ cdef class SoftSegNetwork:
     # pathfinder scratch. Steps per colour and point, cheapest first (a search stops scanning a
     # point's steps at the first that leaves the cut-off), and per field (field_cost, UNREACHED
     # where there is no step; field 0 the self-connection's cost) for the repair's look at a
-    # point's predecessors. Between searches
-    # dist[] is UNREACHED, listed[] NOT_LISTED and the bucket queue empty everywhere, so a
-    # search clears only what it touched.
+    # point's predecessors. Between searches dist[] is UNREACHED, listed[] NOT_LISTED and the
+    # bucket queue empty everywhere, so a search clears only what it touched.
     cdef int step_to[2][MAX_LOCS][8]
     cdef double step_cost[2][MAX_LOCS][8]    # -log(local connection) >= 0
     cdef int num_steps[2][MAX_LOCS]
     cdef double field_cost[2][MAX_LOCS][NUM_FIELDS]
     cdef double dist[MAX_LOCS]
-    cdef int parent[MAX_LOCS]                # the point dist[] came from
+    cdef int parent[MAX_LOCS]                # the point dist[] came from (base searches)
     cdef signed char listed[MAX_LOCS]        # NOT_LISTED, or in visited[] and CLEAN / AFFECTED
     cdef int visited[MAX_LOCS]
     cdef int num_visited

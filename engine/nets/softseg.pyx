@@ -647,12 +647,10 @@ cdef class SoftSegNetwork:
         cdef int first = slot * self.num_cells, stop = first + self.base_reach_count[slot]
         cdef double limit = self.cost_limit, best, nd
         cdef double *dist = self.dist
-        cdef int *parent = self.parent
         cdef signed char *listed = self.listed
         cdef const bint *steps_changed = self.steps_changed[c]
         self.searches_made += 1
         dist[p] = 0.0
-        parent[p] = -1
         listed[p] = CLEAN
         self.visited[0] = p
         self.num_visited = 1
@@ -665,7 +663,6 @@ cdef class SoftSegNetwork:
                 continue
             y = self.base_reach_parent[e]
             dist[x] = self.base_reach_cost[e]
-            parent[x] = y
             self.base_entry[x] = e
             self.visited[self.num_visited] = x
             self.num_visited += 1
@@ -686,7 +683,6 @@ cdef class SoftSegNetwork:
                     nd = dist[x] + self.field_cost[c][x][f]
                     if nd < best:
                         best = nd
-                        parent[q] = x
             dist[q] = best
             if best <= limit:
                 self.queue_point(q)
@@ -799,7 +795,7 @@ cdef class SoftSegNetwork:
         # visited point within the cut-off; the scratch cleared for the next search. record:
         # also the base paths' parents, and i in the visitor sets of the points reached.
         cdef int k, x, e, p = self.cells[i], slot = c * self.num_cells + i
-        cdef double limit = self.cost_limit, cost = self.field_cost[c][p][0]
+        cdef double cost = self.field_cost[c][p][0]
         cdef unsigned long long bit = 1ULL << (i & 63)
         cdef int word = i >> 6, words = self.visitor_words
         e = slot * self.num_cells
@@ -815,7 +811,7 @@ cdef class SoftSegNetwork:
             self.listed[x] = NOT_LISTED
             if record:
                 self.visitors[(c * MAX_LOCS + x) * words + word] |= bit
-            if k == 0 or cost > limit:    # the source, or a point a repair lost
+            if k == 0:                    # the source (its self entry is above)
                 continue
             if record:
                 self.base_reach_parent[e] = self.parent[x]
