@@ -31,10 +31,12 @@ then callgrind_annotate's PROGRAM TOTALS / N is one 1-ply move's instructions.
 fresh nets of its input sets neurogo, neurogo_lite, raw, or a softseg --weights file). Issue 16's
 targets, one core: a whole 1-ply move on 9x9 <= 20 ms, on 19x19 <= 300 ms. Columns:
   full eval     SoftSegNetwork.evaluate_board (encode + forward, pathfinder included)
-  1-ply net     SoftSegNetwork.successor_values: every legal successor (a full forward each,
-                features incremental)
+  1-ply net     SoftSegNetwork.successor_values: every legal successor (the values of full
+                evaluations; local layers, searches and evaluation layer updated from the
+                position's, features incremental)
   1-ply eval    SoftSegEvaluator.successor_values: what the player pays per move
-  no pathfinder 1-ply net with the connectivity frozen (the pathfinder's share is the difference)
+  no pathfinder 1-ply net with the connectivity frozen (no searches nor repairs: the
+                pathfinder's share is the difference)
   reach         connection pairs at or above the cut-off per point and colour (the pathfinder's
                 and the weight selection's work grow with it; a fresh net's are near the board)
 For callgrind: --toggle-collect='__pyx_pf_*SoftSegNetwork_*successor_values'.

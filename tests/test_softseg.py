@@ -441,6 +441,30 @@ def test_successors_redo_only_the_searches_a_move_can_change():
         assert value == pytest.approx(169 - 2 * total, abs=1e-9)
 
 
+@pytest.mark.parametrize("size, moves, seed", [(9, 10, 1), (9, 30, 2), (9, 45, 3), (13, 60, 4),
+                                               (19, 40, 5), (19, 150, 6)])
+def test_repaired_searches_give_the_full_evaluation_of_every_successor(size, moves, seed):
+    """forward_successor() repairs the base position's searches (engine/nets/softseg.pyx:
+    repair()) instead of redoing them: with the shipped trained net (long reach, strong
+    connections) and a random one, in the opening and the middle game, every successor's value,
+    and the base position's connectivity afterwards, are those of full evaluations."""
+    shipped, _ = weight_files.load_weights(REPO / "weights" / "softseg_9x9.npz")
+    board, to_move = middle_game(size, moves, seed)
+    legal = board.legal_moves(to_move)
+    rng = np.random.default_rng(seed)
+    chosen = legal if size < 19 else [legal[k] for k in rng.choice(len(legal), 40, replace=False)]
+    for network in (shipped, random_network(seed, scale=0.5)):
+        network.evaluate_board(board, 3 - to_move)      # the base, as successor_values sees it
+        connectivity = network.connectivity()
+        pass_value, values = network.successor_values(board, to_move, chosen)
+        assert np.array_equal(network.connectivity(), connectivity)
+        for move, value in zip(chosen, values):
+            board.play(move, to_move)
+            _, _, total = network.evaluate_board(board, 3 - to_move)
+            board.undo()
+            assert value == pytest.approx(size * size - 2 * total, abs=1e-10)
+
+
 @pytest.mark.parametrize("size", [5, 9, 13, 19])
 def test_the_evaluator_plays_every_board_size(size):
     evaluator = SoftSegEvaluator(random_network(7, scale=0.2))

@@ -34,6 +34,8 @@
 #   0, 1 simple eye own / opponent; 2 + 9c + f local connection of colour c to field f;
 #   20 evaluation (alive for the side to move).
 
+cimport cython
+
 from engine.rules.board cimport Board
 from engine.nets.features cimport BoardFeatures
 from engine.rules.types cimport MAX_LOCS
@@ -55,10 +57,12 @@ cdef enum:
     SS_MAX_WORDS = 12            # 64-bit words of a bitset over the cells (MAX_LOCS / 64 + 1)
 
 
+@cython.final                     # no subclasses: its methods are called directly, and inlined
 cdef class SoftSegNetwork:
     cdef readonly str feature_set
     cdef readonly int num_inputs, hidden1, hidden2, num_level2, num_selected, num_intervals
     cdef readonly double cutoff
+    cdef double cost_limit                   # -log(cutoff): the dearest path kept
     cdef readonly int num_params, max_active
     cdef readonly long long params_version
     cdef readonly int w1_start, b1_start, w2_start, b2_start, wv_start, bv_start
@@ -85,6 +89,7 @@ cdef class SoftSegNetwork:
     cdef double *h1                          # [MAX_LOCS][hidden1]
     cdef double *level2                      # [MAX_LOCS][num_level2]
     cdef double evaluation[MAX_LOCS]
+    cdef double slot_sum[2 * MAX_LOCS]       # per reach slot, its input to the evaluation unit
     # the global connectivity: per colour c and source cell i, the reached points in the slot
     # s = c * num_cells + i: reach_loc/reach_cost/reach_interval[s * num_cells ..][0..reach_count[s])
     cdef int reach_count[2 * MAX_LOCS]
@@ -94,19 +99,32 @@ cdef class SoftSegNetwork:
     cdef int reach_capacity
     cdef double interval_cost[SS_MAX_INTERVALS]   # -log(k / intervals): interval k's lower bound
     cdef int interval_table[INTERVAL_TABLE_SIZE]  # interval at cost index / INTERVAL_TABLE_SCALE
-    # pathfinder scratch: the steps of one colour, the bucket queue, the distances
+    # pathfinder scratch. Steps per colour and point, cheapest first (a search stops scanning a
+    # point's steps at the first that leaves the cut-off), and per field (field_cost, UNREACHED
+    # where there is no step; field 0 the self-connection's cost) for the repair's look at a
+    # point's predecessors. Between searches dist[] is UNREACHED, listed[] NOT_LISTED and the
+    # bucket queue empty everywhere, so a search clears only what it touched.
     cdef int step_to[2][MAX_LOCS][8]
     cdef double step_cost[2][MAX_LOCS][8]    # -log(local connection) >= 0
     cdef int num_steps[2][MAX_LOCS]
+    cdef double field_cost[2][MAX_LOCS][NUM_FIELDS]
     cdef double dist[MAX_LOCS]
-    cdef unsigned int dist_mark[MAX_LOCS]
-    cdef unsigned int epoch
+    cdef int parent[MAX_LOCS]                # the point dist[] came from (base searches)
+    cdef signed char listed[MAX_LOCS]        # NOT_LISTED, or in visited[] and CLEAN / AFFECTED
     cdef int visited[MAX_LOCS]
+    cdef int num_visited
+    cdef int path_scratch[MAX_LOCS]
+    cdef int first_child[MAX_LOCS]           # the search's tree (order_parents_first())
+    cdef int next_sibling[MAX_LOCS]
+    cdef int base_entry[MAX_LOCS]            # a repair: each loaded point's entry in its slot
     cdef int *bucket_head                    # per bucket, its first entry (-1: empty)
+    cdef unsigned long long *occupied        # per bucket, a bit: whether it holds entries
     cdef int *entry_loc
     cdef int *entry_next
     cdef double *entry_cost
     cdef int entry_capacity
+    cdef int num_entries                     # entries used by the search under way
+    cdef int live_entries                    # entries still queued
     # successors (forward_base / forward_successor / restore_base): the base position's inputs,
     # layers and connectivity, per colour and point the bitset of the searches (source cells)
     # that expanded it, and what a successor changed
@@ -118,10 +136,24 @@ cdef class SoftSegNetwork:
     cdef int *base_reach_loc
     cdef int *base_reach_interval
     cdef double *base_reach_cost
+    cdef int *base_reach_parent              # the point each reached point's best path came from
     cdef int base_reach_count[2 * MAX_LOCS]
+    cdef double base_slot_sum[2 * MAX_LOCS]
+    cdef signed char *base_interval_at       # [slot][loc]: the point's interval there, -1 none
+    cdef signed char slot_state[2 * MAX_LOCS]   # UNTOUCHED, REPAIRED or REDONE (softseg.pyx)
+    cdef double slot_delta[2 * MAX_LOCS]     # a repaired slot's change of its input
+    cdef int changed_units[MAX_LOCS]         # the points whose type or selected units changed
+    cdef int num_changed_units
+    cdef unsigned int entry_stamp[MAX_LOCS]  # edit_stamp where a repair edited the point's entry
+    cdef unsigned int edit_stamp
     cdef unsigned long long *visitors        # [2][MAX_LOCS][visitor_words]
     cdef int visitor_words
     cdef unsigned long long dirty_bits[2 * SS_MAX_WORDS]
+    cdef bint steps_changed[2][MAX_LOCS]     # the successor's steps of the point differ
+    cdef int base_step_to[2][MAX_LOCS][8]    # the base position's steps
+    cdef double base_step_cost[2][MAX_LOCS][8]
+    cdef int base_num_steps[2][MAX_LOCS]
+    cdef double base_field_cost[2][MAX_LOCS][NUM_FIELDS]
     cdef unsigned int mark_epoch
     cdef unsigned int h1_mark[MAX_LOCS]
     cdef unsigned int level2_mark[MAX_LOCS]
@@ -154,10 +186,28 @@ cdef class SoftSegNetwork:
     # first hidden and second level of every cell from types[] and active[]
     cdef void set_steps(self, int c, int p) noexcept nogil
     cdef void search(self, int c, int i, bint record) noexcept nogil
+    cdef void repair(self, int c, int i) noexcept nogil
+    cdef void queue_point(self, int x) noexcept nogil
+    cdef void run_queue(self, int c) noexcept nogil
+    cdef void write_reach(self, int c, int i, bint record) noexcept nogil
+    cdef void write_repaired(self, int c, int i, int num_loaded) noexcept nogil
+    cdef inline void set_entry(self, int e, int x, double cost) noexcept nogil
+    cdef void order_parents_first(self) noexcept nogil
     cdef void pathfinder(self) noexcept nogil
     cdef void grow_entries(self) noexcept nogil
     # the reach lists from the local-connection units (Dijkstra on -log, cut off below cutoff)
     cdef void forward_evaluation(self) noexcept nogil
+    cdef const double *selection_weights(self, int c, int tp) noexcept nogil
+    cdef double slot_total(self, int slot) noexcept nogil
+    cdef double selected_term(self, const double *weights, int q, int k, bint base) noexcept nogil
+    cdef void set_evaluation(self, int i) noexcept nogil
+    cdef void change_entry(self, int e, double cost, const double *weights,
+                           double *delta) noexcept nogil
+    cdef void remove_entry(self, int e, const double *weights, double *delta) noexcept nogil
+    cdef void add_entry(self, int e, int x, double cost, const double *weights,
+                        double *delta) noexcept nogil
+    cdef double units_delta(self, int slot, const double *weights,
+                            unsigned int stamp) noexcept nogil
     cdef double forward_all(self) noexcept nogil
     cdef double forward_base(self) noexcept nogil
     cdef void restore_base(self) noexcept nogil

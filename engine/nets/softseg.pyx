@@ -21,8 +21,13 @@ Choices where the paper leaves room (section numbers are the paper's):
   (a bucket queue), from every point, pruned at the 0.1 cut-off (footnote 2): a path whose
   product falls below it can only fall further, so every pair at or above it is exact.
 - 1-ply: each successor is a whole forward pass in effect, computed from the position's
-  (forward_successor()): only the layers within reach of the inputs the move changes, and only
-  the searches that expanded a point whose local connections changed, are redone.
+  (forward_successor()): only the layers within reach of the inputs the move changes are redone;
+  a search that expanded a point whose local connections changed is repaired from the position's
+  (repair(): only the points whose best path crossed a changed point are searched again, to the
+  same doubles), or redone when its source's own steps changed; the evaluation layer's input
+  from each search changes only by the entries the repair edited and the points whose units
+  changed. The sums of the evaluation layer come in another order than a full pass's, so the
+  values agree with full evaluations to rounding (about 1e-15 relative).
 - 2.6 the interval of a connection value v is floor(v * intervals) (the last includes 1); the
   selection weights are separate per colour: w[c][type(p)][type(p')][interval][unit].
 - 3.1 the connectivity is not differentiated (the paper: "did not take part in the
@@ -37,8 +42,11 @@ A SoftSegNetwork keeps its activations in per-object buffers: use one per thread
 import numpy as np
 
 from libc.math cimport exp, log
-from libc.stdlib cimport malloc, realloc, free, abort
-from libc.string cimport memset, memcpy
+from libc.stdlib cimport malloc, calloc, realloc, free, abort
+from libc.string cimport memset, memcpy, memcmp
+
+cdef extern from *:
+    int count_trailing_zeros "__builtin_ctzll" (unsigned long long bits) noexcept nogil
 
 from engine.rules.board cimport Board
 from engine.nets.features cimport BoardFeatures, NO_VALUE, NEED_EYES
@@ -62,8 +70,18 @@ DEFAULT_HIDDEN2 = 2
 DEFAULT_INTERVALS = 8           # section 2.6
 DEFAULT_CUTOFF = 0.1            # section 2.6, footnote 2
 DEFAULT_INIT_SCALE = 0.1
-cdef double PATH_QUANTUM = 32.0  # the pathfinder's buckets per unit of -log(value): a coarser
-                                 # quantum re-expands more points, a finer one scans more buckets
+cdef double PATH_QUANTUM = 64.0    # the pathfinder's buckets per unit of -log(value): a coarser
+                                   # quantum re-expands more points (strong connections cost
+                                   # near 0); the empty buckets are skipped by their bitmap
+cdef double UNREACHED = 1e300    # dist[] of a point no path has reached (within the cut-off)
+cdef enum:                       # listed[]: whether a point is in the search's visited[] and,
+    NOT_LISTED = 0               # during a repair, whether its base path is still valid
+    CLEAN = 1
+    AFFECTED = 2
+cdef enum:                       # slot_state[]: what a successor did to a reach slot
+    UNTOUCHED = 0
+    REPAIRED = 1
+    REDONE = 2
 # The input sets: Table 1 from a kosumi feature set (its board features), or the raw board.
 RAW = "raw"
 RAW_VERSION = 1
@@ -153,6 +171,9 @@ cdef class SoftSegNetwork:
         self.entry_next = NULL
         self.entry_cost = NULL
         self.bucket_head = NULL
+        self.occupied = NULL
+        self.base_reach_parent = NULL
+        self.base_interval_at = NULL
         if feature_set not in FEATURE_SETS:
             raise ValueError(f"unknown soft-segmentation input set {feature_set!r}; known: "
                              f"{FEATURE_SETS}")
@@ -171,6 +192,7 @@ cdef class SoftSegNetwork:
         self.num_selected = hidden2 + 2
         self.num_intervals = intervals
         self.cutoff = cutoff
+        self.cost_limit = -log(cutoff) + 1e-12
         features, num_inputs, max_active, needs = _input_layout(feature_set)
         if max_active > SS_MAX_ACTIVE or len(features) > 2 * SS_MAX_ACTIVE:
             raise ValueError(f"input set {feature_set!r} has too many features")
@@ -184,6 +206,7 @@ cdef class SoftSegNetwork:
             self.feature_offset[j] = offset
         self.board_features = BoardFeatures(needs) if features else None
         cdef int pairs = NUM_TYPES * NUM_TYPES * NUM_FIELDS
+        cdef int num_buckets
         self.w1_start = 0
         self.b1_start = self.w1_start + pairs * num_inputs * hidden1
         self.w2_start = self.b1_start + NUM_TYPES * hidden1
@@ -207,11 +230,13 @@ cdef class SoftSegNetwork:
         self.entry_loc = <int *> malloc(self.entry_capacity * sizeof(int))
         self.entry_next = <int *> malloc(self.entry_capacity * sizeof(int))
         self.entry_cost = <double *> malloc(self.entry_capacity * sizeof(double))
-        self.bucket_head = <int *> malloc((<int> (-log(cutoff) * PATH_QUANTUM) + 4) * sizeof(int))
+        num_buckets = <int> (-log(cutoff) * PATH_QUANTUM) + 4
+        self.bucket_head = <int *> malloc(num_buckets * sizeof(int))
+        self.occupied = <unsigned long long *> calloc(num_buckets // 64 + 2, sizeof(unsigned long long))
         if (self.h1 == NULL or self.d_h1 == NULL or self.level2 == NULL or self.d_level2 == NULL
                 or self.base_h1 == NULL or self.base_level2 == NULL
                 or self.entry_loc == NULL or self.entry_next == NULL
-                or self.entry_cost == NULL or self.bucket_head == NULL):
+                or self.entry_cost == NULL or self.bucket_head == NULL or self.occupied == NULL):
             raise MemoryError()
         for k in range(1, intervals):
             self.interval_cost[k] = -log(<double> k / intervals)
@@ -219,8 +244,17 @@ cdef class SoftSegNetwork:
             self.interval_table[k] = min(int(exp(-k / INTERVAL_TABLE_SCALE) * intervals),
                                          intervals - 1)
         self.reach_capacity = 0
-        self.epoch = 0
-        memset(self.dist_mark, 0, sizeof(self.dist_mark))
+        for k in range(num_buckets):
+            self.bucket_head[k] = -1
+        for k in range(MAX_LOCS):
+            self.dist[k] = UNREACHED
+            self.listed[k] = NOT_LISTED
+        memset(self.steps_changed, 0, sizeof(self.steps_changed))
+        memset(self.slot_state, 0, sizeof(self.slot_state))
+        memset(self.entry_stamp, 0, sizeof(self.entry_stamp))
+        self.edit_stamp = 0
+        self.num_entries = 0
+        self.live_entries = 0
         memset(self.h1_mark, 0, sizeof(self.h1_mark))
         memset(self.level2_mark, 0, sizeof(self.level2_mark))
         self.mark_epoch = 0
@@ -243,6 +277,8 @@ cdef class SoftSegNetwork:
         free(self.base_reach_loc)
         free(self.base_reach_interval)
         free(self.base_reach_cost)
+        free(self.base_reach_parent)
+        free(self.base_interval_at)
         free(self.reach_loc)
         free(self.reach_interval)
         free(self.reach_cost)
@@ -250,6 +286,7 @@ cdef class SoftSegNetwork:
         free(self.entry_next)
         free(self.entry_cost)
         free(self.bucket_head)
+        free(self.occupied)
 
     # ----------------------------------------------------------------- parameters
 
@@ -346,9 +383,13 @@ cdef class SoftSegNetwork:
             self.base_reach_loc = <int *> realloc(self.base_reach_loc, needed * sizeof(int))
             self.base_reach_interval = <int *> realloc(self.base_reach_interval, needed * sizeof(int))
             self.base_reach_cost = <double *> realloc(self.base_reach_cost, needed * sizeof(double))
+            self.base_reach_parent = <int *> realloc(self.base_reach_parent, needed * sizeof(int))
+            self.base_interval_at = <signed char *> realloc(self.base_interval_at,
+                                                            2 * self.num_cells * self.num_locs)
             if (self.reach_loc == NULL or self.reach_interval == NULL or self.reach_cost == NULL
                     or self.base_reach_loc == NULL or self.base_reach_interval == NULL
-                    or self.base_reach_cost == NULL):
+                    or self.base_reach_cost == NULL or self.base_reach_parent == NULL
+                    or self.base_interval_at == NULL):
                 raise MemoryError()
             self.reach_capacity = needed
         self.visitor_words = (self.num_cells + 63) // 64
@@ -408,13 +449,15 @@ cdef class SoftSegNetwork:
     # ----------------------------------------------------------------- forward
 
     cdef void hidden_cell(self, int p) noexcept nogil:
-        # the first hidden units of cell p from the inputs of its window
+        # the first hidden units of cell p from the inputs of its window (summed in a local
+        # array, which nothing else can alias, so that the compiler vectorises the sums)
         cdef int f, a, k, q, tq, tp = self.types[p]
         cdef int H1 = self.hidden1, NIN = self.num_inputs
+        cdef double total[SS_MAX_HIDDEN1]
         cdef double *h = self.h1 + p * H1
         cdef const double *row
         cdef const double *base
-        memcpy(h, self.params + self.b1_start + tp * H1, H1 * sizeof(double))
+        memcpy(total, self.params + self.b1_start + tp * H1, H1 * sizeof(double))
         for f in range(NUM_FIELDS):
             q = p + self.offsets[f]
             tq = self.types[q]
@@ -424,20 +467,22 @@ cdef class SoftSegNetwork:
             for a in range(self.num_active[q]):
                 row = base + self.active[q][a] * H1
                 for k in range(H1):
-                    h[k] += row[k]
+                    total[k] += row[k]
         for k in range(H1):
-            h[k] = sigmoid(h[k])
+            h[k] = sigmoid(total[k])
 
     cdef void level2_cell(self, int p) noexcept nogil:
-        # the second-level units of cell p from the first hidden units of its window
+        # the second-level units of cell p from the first hidden units of its window (summed in
+        # a local array, as hidden_cell())
         cdef int f, k, u, q, tq, tp = self.types[p]
         cdef int H1 = self.hidden1, L2 = self.num_level2
+        cdef double total[SS_MAX_LEVEL2]
         cdef double *out = self.level2 + p * L2
         cdef const double *row
         cdef const double *hq
         cdef const double *base
         cdef double x
-        memcpy(out, self.params + self.b2_start + tp * L2, L2 * sizeof(double))
+        memcpy(total, self.params + self.b2_start + tp * L2, L2 * sizeof(double))
         for f in range(NUM_FIELDS):
             q = p + self.offsets[f]
             tq = self.types[q]
@@ -449,9 +494,9 @@ cdef class SoftSegNetwork:
                 x = hq[k]
                 row = base + k * L2
                 for u in range(L2):
-                    out[u] += x * row[u]
+                    total[u] += x * row[u]
         for u in range(L2):
-            out[u] = sigmoid(out[u])
+            out[u] = sigmoid(total[u])
 
     cdef void forward_local(self) noexcept nogil:
         cdef int i
@@ -462,103 +507,340 @@ cdef class SoftSegNetwork:
 
     cdef void set_steps(self, int c, int p) noexcept nogil:
         # the steps a path of colour c may take from p: window neighbours on the board whose
-        # local connection is at or above the cut-off, at cost -log value
-        cdef int f, n = 0, L2 = self.num_level2
+        # local connection is at or above the cut-off, at cost -log value, cheapest first (ties
+        # in field order); and the cost of p's self-connection unit
+        cdef int f, k, n = 0, L2 = self.num_level2
         cdef int unit = self.hidden2 + 2 + NUM_FIELDS * c
-        cdef double local
+        cdef int *step_to = self.step_to[c][p]
+        cdef double *step_cost = self.step_cost[c][p]
+        cdef double local, cost
+        local = self.level2[p * L2 + unit]
+        self.field_cost[c][p][0] = -log(local) if local >= self.cutoff else UNREACHED
         for f in range(1, NUM_FIELDS):
             local = self.level2[p * L2 + unit + f]
-            if self.types[p + self.offsets[f]] >= 0 and local >= self.cutoff:
-                self.step_to[c][p][n] = p + self.offsets[f]
-                self.step_cost[c][p][n] = -log(local)
-                n += 1
+            if self.types[p + self.offsets[f]] < 0 or local < self.cutoff:
+                self.field_cost[c][p][f] = UNREACHED
+                continue
+            cost = -log(local)
+            self.field_cost[c][p][f] = cost
+            k = n
+            while k > 0 and step_cost[k - 1] > cost:
+                step_cost[k] = step_cost[k - 1]
+                step_to[k] = step_to[k - 1]
+                k -= 1
+            step_cost[k] = cost
+            step_to[k] = p + self.offsets[f]
+            n += 1
         self.num_steps[c][p] = n
 
-    cdef void search(self, int c, int i, bint record) noexcept nogil:
-        # Colour c's connection values from cell i into its reach slot: a Dijkstra over the
-        # steps with a bucket queue on costs quantised to 1/PATH_QUANTUM (label-correcting: a
-        # point whose exact cost improves after it was expanded is expanded again, so the result
-        # is the exact best product; the quantum only orders the work), pruned at the cut-off.
-        # record: mark i in the visitor sets of the points the search expands.
-        cdef int k, p, x, y, n, b, e, entry, live, num_visited, bucket, slot
-        cdef int num_buckets = <int> ((-log(self.cutoff) + 1e-12) * PATH_QUANTUM) + 2
-        cdef double limit = -log(self.cutoff) + 1e-12, local, d, nd, cost
-        cdef unsigned long long bit = 1ULL << (i & 63)
-        cdef int word = i >> 6, words = self.visitor_words
-        slot = c * self.num_cells + i
-        e = slot * self.num_cells
-        p = self.cells[i]
-        self.searches_made += 1
-        local = self.level2[p * self.num_level2 + self.hidden2 + 2 + NUM_FIELDS * c]
-        if local >= self.cutoff:          # p to itself: its self-connection unit
-            self.reach_loc[e] = p
-            self.reach_cost[e] = -log(local)
-            self.reach_interval[e] = interval_of(self.interval_table, self.interval_cost,
-                                                 self.num_intervals, -log(local))
-            e += 1
-        self.epoch += 1
-        if self.epoch == 0:
-            memset(self.dist_mark, 0, sizeof(self.dist_mark))
-            self.epoch = 1
-        for b in range(num_buckets):
-            self.bucket_head[b] = -1
-        self.dist[p] = 0.0
-        self.dist_mark[p] = self.epoch
-        self.visited[0] = p
-        num_visited = 1
-        self.entry_loc[0] = p
-        self.entry_cost[0] = 0.0
-        self.entry_next[0] = -1
-        self.bucket_head[0] = 0
-        n = 1                              # entries used
-        live = 1
-        b = 0
+    cdef void queue_point(self, int x) noexcept nogil:
+        # queue x at its current distance (the bucket of its quantised cost)
+        cdef int bucket = <int> (self.dist[x] * PATH_QUANTUM)
+        cdef int n = self.num_entries
+        if n == self.entry_capacity:
+            self.grow_entries()
+        self.entry_loc[n] = x
+        self.entry_cost[n] = self.dist[x]
+        self.entry_next[n] = self.bucket_head[bucket]
+        self.bucket_head[bucket] = n
+        self.occupied[bucket >> 6] |= 1ULL << (bucket & 63)
+        self.num_entries = n + 1
+        self.live_entries += 1
+
+    cdef void run_queue(self, int c) noexcept nogil:
+        # Colour c's Dijkstra from the queued points over the steps, with a bucket queue on costs
+        # quantised to 1/PATH_QUANTUM (label-correcting: a point whose exact cost improves after
+        # it was expanded is expanded again, so dist[] ends as the exact best path of every
+        # point; the quantum only orders the work), pruned at the cut-off. Points reached for
+        # the first time are appended to visited[]; the queue is left empty.
+        cdef int k, x, y, b = 0, word, entry, bucket, stop, n = self.num_entries
+        cdef int live = self.live_entries, capacity = self.entry_capacity
+        cdef double limit = self.cost_limit, d, nd
+        cdef double *dist = self.dist
+        cdef int *parent = self.parent
+        cdef signed char *listed = self.listed
+        cdef int *bucket_head = self.bucket_head
+        cdef unsigned long long *occupied = self.occupied
+        cdef unsigned long long bits
+        cdef int *entry_loc = self.entry_loc
+        cdef int *entry_next = self.entry_next
+        cdef double *entry_cost = self.entry_cost
+        cdef const int *step_to = &self.step_to[c][0][0]
+        cdef const double *step_cost = &self.step_cost[c][0][0]
+        cdef const int *num_steps = self.num_steps[c]
         while live > 0:
-            entry = self.bucket_head[b]
-            if entry < 0:
-                b += 1
+            entry = bucket_head[b]
+            if entry < 0:                 # b is spent: on to the first occupied bucket after it
+                word = b >> 6
+                occupied[word] &= ~(1ULL << (b & 63))
+                bits = occupied[word] & (~0ULL << (b & 63))
+                while bits == 0:
+                    word += 1
+                    bits = occupied[word]
+                b = (word << 6) + count_trailing_zeros(bits)
                 continue
-            self.bucket_head[b] = self.entry_next[entry]
+            bucket_head[b] = entry_next[entry]
             live -= 1
-            x = self.entry_loc[entry]
-            d = self.entry_cost[entry]
-            if d > self.dist[x]:          # stale: x was reached more cheaply since
+            x = entry_loc[entry]
+            d = entry_cost[entry]
+            if d > dist[x]:               # stale: x was reached more cheaply since
                 continue
-            for k in range(self.num_steps[c][x]):
-                nd = d + self.step_cost[c][x][k]
-                if nd > limit:
+            stop = x * 8 + num_steps[x]
+            for k in range(x * 8, stop):
+                nd = d + step_cost[k]
+                if nd > limit:            # and so are the dearer steps after it
+                    break
+                y = step_to[k]
+                if nd >= dist[y]:
                     continue
-                y = self.step_to[c][x][k]
-                if self.dist_mark[y] == self.epoch:
-                    if self.dist[y] <= nd:
-                        continue
-                else:
-                    self.dist_mark[y] = self.epoch
-                    self.visited[num_visited] = y
-                    num_visited += 1
-                self.dist[y] = nd
-                if n == self.entry_capacity:
+                if listed[y] == NOT_LISTED:
+                    listed[y] = CLEAN
+                    self.visited[self.num_visited] = y
+                    self.num_visited += 1
+                dist[y] = nd
+                parent[y] = x
+                if n == capacity:
+                    self.num_entries = n
                     self.grow_entries()
+                    capacity = self.entry_capacity
+                    entry_loc = self.entry_loc
+                    entry_next = self.entry_next
+                    entry_cost = self.entry_cost
                 bucket = <int> (nd * PATH_QUANTUM)
-                self.entry_loc[n] = y
-                self.entry_cost[n] = nd
-                self.entry_next[n] = self.bucket_head[bucket]
-                self.bucket_head[bucket] = n
+                entry_loc[n] = y
+                entry_cost[n] = nd
+                entry_next[n] = bucket_head[bucket]
+                bucket_head[bucket] = n
+                occupied[bucket >> 6] |= 1ULL << (bucket & 63)
                 n += 1
                 live += 1
-        for k in range(num_visited):
+        occupied[b >> 6] &= ~(1ULL << (b & 63))
+        self.num_entries = n
+        self.live_entries = 0
+
+    cdef void search(self, int c, int i, bint record) noexcept nogil:
+        # Colour c's connection values from cell i into its reach slot, from scratch.
+        # record: the base position's search (write_reach()).
+        cdef int p = self.cells[i]
+        self.searches_made += 1
+        self.dist[p] = 0.0
+        self.parent[p] = -1
+        self.listed[p] = CLEAN
+        self.visited[0] = p
+        self.num_visited = 1
+        self.num_entries = 0
+        self.live_entries = 0
+        self.queue_point(p)
+        self.run_queue(c)
+        self.write_reach(c, i, record)
+
+    cdef void repair(self, int c, int i) noexcept nogil:
+        # Colour c's search from cell i for a successor, from the base position's (the source's
+        # own steps unchanged): a point whose base path never leaves a point with changed steps
+        # (CLEAN) keeps its base cost, which the successor can only lower; the others (AFFECTED)
+        # start from their best step out of a clean point; then the Dijkstra runs from them and
+        # from the clean points whose steps changed. It ends where a search from scratch would:
+        # every point's cost is the exact best path (the same sums, so the same doubles).
+        cdef int k, e, f, x, y, q, num_affected = 0, num_loaded
+        cdef int p = self.cells[i], slot = c * self.num_cells + i
+        cdef int *affected = self.path_scratch
+        cdef int first = slot * self.num_cells, stop = first + self.base_reach_count[slot]
+        cdef double limit = self.cost_limit, best, nd
+        cdef double *dist = self.dist
+        cdef signed char *listed = self.listed
+        cdef const bint *steps_changed = self.steps_changed[c]
+        self.searches_made += 1
+        dist[p] = 0.0
+        listed[p] = CLEAN
+        self.visited[0] = p
+        self.num_visited = 1
+        self.num_entries = 0
+        self.live_entries = 0
+        # the base's points, parents first (write_reach()), classified as they come
+        for e in range(first, stop):
+            x = self.base_reach_loc[e]
+            if x == p:                    # the self entry, not a path
+                continue
+            y = self.base_reach_parent[e]
+            dist[x] = self.base_reach_cost[e]
+            self.base_entry[x] = e
+            self.visited[self.num_visited] = x
+            self.num_visited += 1
+            if listed[y] == CLEAN and not steps_changed[y]:
+                listed[x] = CLEAN
+                if steps_changed[x]:
+                    self.queue_point(x)
+            else:
+                listed[x] = AFFECTED
+                affected[num_affected] = x
+                num_affected += 1
+        for k in range(num_affected):
+            q = affected[k]
+            best = UNREACHED
+            for f in range(1, NUM_FIELDS):
+                x = q - self.offsets[f]
+                if listed[x] == CLEAN:
+                    nd = dist[x] + self.field_cost[c][x][f]
+                    if nd < best:
+                        best = nd
+            dist[q] = best
+            if best <= limit:
+                self.queue_point(q)
+        num_loaded = self.num_visited
+        self.run_queue(c)
+        self.write_repaired(c, i, num_loaded)
+
+    cdef void write_repaired(self, int c, int i, int num_loaded) noexcept nogil:
+        # A repair's reach slot, edited in place: restore_base() has left the base's entries
+        # there, so only the points whose cost changed, those lost (now beyond the cut-off) and
+        # those found (visited[num_loaded..]) are written, and the self entry if it changed;
+        # the scratch cleared for the next search. The evaluation input of the slot changes by
+        # the terms of the entries whose interval changed, and (units_delta()) of the points
+        # whose type or units changed: slot_delta[].
+        cdef int k, x, e, p = self.cells[i], slot = c * self.num_cells + i
+        cdef int first = slot * self.num_cells, stop = first + self.reach_count[slot]
+        cdef int lost = 0
+        cdef double limit = self.cost_limit, cost = self.field_cost[c][p][0], delta = 0.0
+        cdef const double *weights = self.selection_weights(c, self.base_types[p])
+        self.edit_stamp += 1
+        if self.edit_stamp == 0:
+            memset(self.entry_stamp, 0, sizeof(self.entry_stamp))
+            self.edit_stamp = 1
+        if stop > first and self.reach_loc[first] == p:       # the base's self entry
+            if cost == UNREACHED:
+                self.remove_entry(first, weights, &delta)
+                lost += 1
+            elif cost != self.reach_cost[first]:
+                self.change_entry(first, cost, weights, &delta)
+        elif cost != UNREACHED:
+            self.add_entry(stop, p, cost, weights, &delta)
+            stop += 1
+        for k in range(1, self.num_visited):
             x = self.visited[k]
+            cost = self.dist[x]
+            self.dist[x] = UNREACHED
+            self.listed[x] = NOT_LISTED
+            if k < num_loaded:
+                e = self.base_entry[x]
+                if cost > limit:
+                    self.remove_entry(e, weights, &delta)
+                    lost += 1
+                elif cost != self.reach_cost[e]:
+                    self.change_entry(e, cost, weights, &delta)
+            elif cost <= limit:
+                self.add_entry(stop, x, cost, weights, &delta)
+                stop += 1
+        self.dist[p] = UNREACHED
+        self.listed[p] = NOT_LISTED
+        if lost:                          # close the gaps
+            e = first
+            for k in range(first, stop):
+                if self.reach_loc[k] >= 0:
+                    self.reach_loc[e] = self.reach_loc[k]
+                    self.reach_cost[e] = self.reach_cost[k]
+                    self.reach_interval[e] = self.reach_interval[k]
+                    e += 1
+            stop = e
+        self.reach_count[slot] = stop - first
+        self.slot_delta[slot] = delta + self.units_delta(slot, weights, self.edit_stamp)
+
+    cdef void change_entry(self, int e, double cost, const double *weights,
+                           double *delta) noexcept nogil:
+        # entry e's point at a new cost: if its interval changes, so does its term
+        cdef int x = self.reach_loc[e], old_interval = self.reach_interval[e]
+        self.set_entry(e, x, cost)
+        if self.reach_interval[e] != old_interval:
+            delta[0] += self.selected_term(weights, x, self.reach_interval[e], False) \
+                - self.selected_term(weights, x, old_interval, True)
+            self.entry_stamp[x] = self.edit_stamp
+
+    cdef void remove_entry(self, int e, const double *weights, double *delta) noexcept nogil:
+        # entry e's point lost: its base term goes (the gap is closed afterwards)
+        cdef int x = self.reach_loc[e]
+        delta[0] -= self.selected_term(weights, x, self.reach_interval[e], True)
+        self.entry_stamp[x] = self.edit_stamp
+        self.reach_loc[e] = -1
+
+    cdef void add_entry(self, int e, int x, double cost, const double *weights,
+                        double *delta) noexcept nogil:
+        self.set_entry(e, x, cost)
+        delta[0] += self.selected_term(weights, x, self.reach_interval[e], False)
+        self.entry_stamp[x] = self.edit_stamp
+
+    cdef double units_delta(self, int slot, const double *weights,
+                            unsigned int stamp) noexcept nogil:
+        # the change of a slot's evaluation input from the points whose type or selected units
+        # changed, at their base interval in the slot, but those whose entry was edited (their
+        # entry_stamp is stamp; 0 for none)
+        cdef int k, q, interval
+        cdef double delta = 0.0
+        cdef const signed char *base_interval = self.base_interval_at + slot * self.num_locs
+        for k in range(self.num_changed_units):
+            q = self.changed_units[k]
+            interval = base_interval[q]
+            if interval < 0 or (stamp != 0 and self.entry_stamp[q] == stamp):
+                continue
+            delta += self.selected_term(weights, q, interval, False) \
+                - self.selected_term(weights, q, interval, True)
+        return delta
+
+    cdef inline void set_entry(self, int e, int x, double cost) noexcept nogil:
+        self.reach_loc[e] = x
+        self.reach_cost[e] = cost
+        self.reach_interval[e] = interval_of(self.interval_table, self.interval_cost,
+                                             self.num_intervals, cost)
+
+    cdef void write_reach(self, int c, int i, bint record) noexcept nogil:
+        # The finished search's reach slot: the source's self-connection unit, then every
+        # visited point within the cut-off; the scratch cleared for the next search. record:
+        # also the base paths' parents, and i in the visitor sets of the points reached.
+        cdef int k, x, e, p = self.cells[i], slot = c * self.num_cells + i
+        cdef double cost = self.field_cost[c][p][0]
+        cdef unsigned long long bit = 1ULL << (i & 63)
+        cdef int word = i >> 6, words = self.visitor_words
+        e = slot * self.num_cells
+        if record:
+            self.order_parents_first()
+        if cost != UNREACHED:             # p to itself: its self-connection unit
+            self.set_entry(e, p, cost)
+            e += 1
+        for k in range(self.num_visited):
+            x = self.visited[k]
+            cost = self.dist[x]
+            self.dist[x] = UNREACHED
+            self.listed[x] = NOT_LISTED
             if record:
                 self.visitors[(c * MAX_LOCS + x) * words + word] |= bit
-            if k == 0:
+            if k == 0:                    # the source (its self entry is above)
                 continue
-            cost = self.dist[x]
-            self.reach_loc[e] = x
-            self.reach_cost[e] = cost
-            self.reach_interval[e] = interval_of(self.interval_table, self.interval_cost,
-                                                 self.num_intervals, cost)
+            if record:
+                self.base_reach_parent[e] = self.parent[x]
+            self.set_entry(e, x, cost)
             e += 1
         self.reach_count[slot] = e - slot * self.num_cells
+
+    cdef void order_parents_first(self) noexcept nogil:
+        # visited[] in breadth-first order of the search's tree (parent[]), so that every point
+        # comes after its parent: a repair then classifies the base's points in one pass
+        cdef int k, x, y, head = 0, tail = 1, n = self.num_visited
+        cdef int *first_child = self.first_child
+        cdef int *next_sibling = self.next_sibling
+        cdef int *order = self.path_scratch
+        for k in range(n):
+            first_child[self.visited[k]] = -1
+        for k in range(1, n):
+            x = self.visited[k]
+            next_sibling[x] = first_child[self.parent[x]]
+            first_child[self.parent[x]] = x
+        order[0] = self.visited[0]
+        while head < tail:
+            y = first_child[order[head]]
+            head += 1
+            while y >= 0:
+                order[tail] = y
+                tail += 1
+                y = next_sibling[y]
+        memcpy(self.visited, order, n * sizeof(int))
 
     cdef void pathfinder(self) noexcept nogil:
         # The global connectivity of both colours from every point.
@@ -578,28 +860,54 @@ cdef class SoftSegNetwork:
             abort()
         self.entry_capacity = capacity
 
-    cdef void forward_evaluation(self) noexcept nogil:
-        cdef int i, c, e, u, p, q, tp, stop, first
+    cdef const double *selection_weights(self, int c, int tp) noexcept nogil:
+        # wv[c][tp]: the weights a point of type tp selects for colour c's connections
+        return self.params + self.wv_start + (c * NUM_TYPES + tp) * NUM_TYPES * self.num_intervals \
+            * self.num_selected
+
+    cdef double slot_total(self, int slot) noexcept nogil:
+        # the evaluation unit's input from one reach slot: every reached point's selected units
+        # by the weights of its type and interval
+        cdef int e, u, c = slot // self.num_cells, N = self.num_cells
         cdef int L2 = self.num_level2, S = self.num_selected, NI = self.num_intervals
+        cdef int first = slot * N, stop = first + self.reach_count[slot]
+        cdef const int *types = self.types
+        cdef const int *reach_loc = self.reach_loc
+        cdef const int *reach_interval = self.reach_interval
+        cdef const double *weights = self.selection_weights(c, types[self.cells[slot - c * N]])
         cdef const double *w
         cdef const double *a
-        cdef double z
-        for i in range(self.num_cells):
-            p = self.cells[i]
-            tp = self.types[p]
-            z = self.params[self.bv_start + tp]
-            for c in range(2):
-                first = (c * self.num_cells + i) * self.num_cells
-                stop = first + self.reach_count[c * self.num_cells + i]
-                for e in range(first, stop):
-                    q = self.reach_loc[e]
-                    w = self.params + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
-                                                        + self.types[q]) * NI
-                                                       + self.reach_interval[e]) * S
-                    a = self.level2 + q * L2
-                    for u in range(S):
-                        z += w[u] * a[u]
-            self.evaluation[p] = sigmoid(z)
+        cdef double z = 0.0
+        for e in range(first, stop):
+            w = weights + (types[reach_loc[e]] * NI + reach_interval[e]) * S
+            a = self.level2 + reach_loc[e] * L2
+            for u in range(S):
+                z += w[u] * a[u]
+        return z
+
+    cdef double selected_term(self, const double *weights, int q, int k, bint base) noexcept nogil:
+        # one reached point q's share in interval k (base: with the base position's type and
+        # units)
+        cdef int u, S = self.num_selected
+        cdef int tq = self.base_types[q] if base else self.types[q]
+        cdef const double *a = (self.base_level2 if base else self.level2) + q * self.num_level2
+        cdef const double *w = weights + (tq * self.num_intervals + k) * S
+        cdef double z = 0.0
+        for u in range(S):
+            z += w[u] * a[u]
+        return z
+
+    cdef void forward_evaluation(self) noexcept nogil:
+        cdef int i, N = self.num_cells
+        for i in range(2 * N):
+            self.slot_sum[i] = self.slot_total(i)
+        for i in range(N):
+            self.set_evaluation(i)
+
+    cdef void set_evaluation(self, int i) noexcept nogil:
+        cdef int p = self.cells[i]
+        self.evaluation[p] = sigmoid(self.params[self.bv_start + self.types[p]]
+                                     + self.slot_sum[i] + self.slot_sum[self.num_cells + i])
 
     cdef double forward_all(self) noexcept nogil:
         cdef int i
@@ -616,16 +924,18 @@ cdef class SoftSegNetwork:
 
     cdef double forward_base(self) noexcept nogil:
         # forward_all() of the position the successors are made from, remembering what they
-        # share: its inputs, layers and connectivity, and per point the searches that expanded it
-        cdef int i, c, p
+        # share: its inputs, layers and connectivity, per point the searches that expanded it,
+        # per reach slot its evaluation input and the interval of each point in it
+        cdef int i, c, p, slot, e
         cdef double total = 0.0
         self.forward_local()
         memset(self.visitors, 0, 2 * MAX_LOCS * self.visitor_words * sizeof(unsigned long long))
         for c in range(2):
             for i in range(self.num_cells):
                 self.set_steps(c, self.cells[i])
-            for i in range(self.num_cells):
-                self.search(c, i, True)
+            if not self.freeze_connectivity:
+                for i in range(self.num_cells):
+                    self.search(c, i, True)
         self.forward_evaluation()
         for i in range(self.num_cells):
             p = self.cells[i]
@@ -641,6 +951,16 @@ cdef class SoftSegNetwork:
         memcpy(self.base_reach_cost, self.reach_cost,
                2 * self.num_cells * self.num_cells * sizeof(double))
         memcpy(self.base_reach_count, self.reach_count, 2 * self.num_cells * sizeof(int))
+        memcpy(self.base_slot_sum, self.slot_sum, 2 * self.num_cells * sizeof(double))
+        memset(self.base_interval_at, -1, 2 * self.num_cells * self.num_locs)
+        for slot in range(2 * self.num_cells):
+            for e in range(slot * self.num_cells, slot * self.num_cells + self.reach_count[slot]):
+                self.base_interval_at[slot * self.num_locs + self.reach_loc[e]] = \
+                    <signed char> self.reach_interval[e]
+        memcpy(self.base_step_to, self.step_to, sizeof(self.step_to))
+        memcpy(self.base_step_cost, self.step_cost, sizeof(self.step_cost))
+        memcpy(self.base_num_steps, self.num_steps, sizeof(self.num_steps))
+        memcpy(self.base_field_cost, self.field_cost, sizeof(self.field_cost))
         self.num_dirty_h1 = 0
         self.num_dirty_level2 = 0
         self.num_dirty_sources = 0
@@ -665,7 +985,12 @@ cdef class SoftSegNetwork:
             memcpy(self.level2 + p * self.num_level2, self.base_level2 + p * self.num_level2,
                    self.num_level2 * sizeof(double))
             for c in range(2):
-                self.set_steps(c, p)
+                self.num_steps[c][p] = self.base_num_steps[c][p]
+                memcpy(self.step_to[c][p], self.base_step_to[c][p], 8 * sizeof(int))
+                memcpy(self.step_cost[c][p], self.base_step_cost[c][p], 8 * sizeof(double))
+                memcpy(self.field_cost[c][p], self.base_field_cost[c][p],
+                       NUM_FIELDS * sizeof(double))
+                self.steps_changed[c][p] = False
         self.num_dirty_level2 = 0
         for k in range(self.num_dirty_sources):
             slot = self.dirty_sources[k]
@@ -681,20 +1006,17 @@ cdef class SoftSegNetwork:
         # board has just played move on the forward_base() position (to_move the side to move
         # after it, as there). The inputs that changed (the move, captures, the features'
         # overlay) make the first hidden units of their windows dirty, those the second level's
-        # of theirs; a search is redone when it expanded a point whose steps changed (otherwise
-        # it would find exactly what it found), and the evaluation layer is recomputed whole.
+        # of theirs; a search that expanded a point whose steps changed is repaired (otherwise
+        # it would find exactly what it found), or redone if its source's steps changed, and
+        # the evaluation layer's inputs are updated (step 4).
         # The state is the successor's until the next forward_successor() or restore_base().
-        cdef int k, i, j, f, p, q, c, w, slot, kind, n
+        cdef int k, i, f, p, q, c, w, slot, unit
         cdef int L2 = self.num_level2, H1 = self.hidden1, words = self.visitor_words
         cdef int first_unit = self.hidden2 + 2
         cdef bint differs
         cdef double total = 0.0
         cdef unsigned long long bits
         self.restore_base()
-        self.epoch += 1
-        if self.epoch == 0:
-            memset(self.dist_mark, 0, sizeof(self.dist_mark))
-            self.epoch = 1
         # 1. the inputs: every point whose type or active inputs differ from the base
         self.set_types(board, to_move)
         if self.board_features is not None:
@@ -752,41 +1074,67 @@ cdef class SoftSegNetwork:
                     self.num_dirty_level2 += 1
         for k in range(self.num_dirty_level2):
             self.level2_cell(self.dirty_level2[k])
-        # 3. the searches that expanded a point whose steps (or self value) changed
+        self.num_changed_units = 0
+        for k in range(self.num_dirty_level2):
+            p = self.dirty_level2[k]
+            if self.types[p] != self.base_types[p] or \
+                    memcmp(self.level2 + p * L2, self.base_level2 + p * L2,
+                           self.num_selected * sizeof(double)) != 0:
+                self.changed_units[self.num_changed_units] = p
+                self.num_changed_units += 1
+        # 3. the searches that expanded a point whose steps changed, and those whose source's
+        # self value changed: repaired from the base's (repair()), or redone when the source's
+        # own steps changed (none with the connectivity frozen)
         for w in range(2 * words):
             self.dirty_bits[w] = 0
         for k in range(self.num_dirty_level2):
             p = self.dirty_level2[k]
             for c in range(2):
-                differs = False
-                for f in range(NUM_FIELDS):
-                    if self.level2[p * L2 + first_unit + NUM_FIELDS * c + f] != \
-                            self.base_level2[p * L2 + first_unit + NUM_FIELDS * c + f]:
-                        differs = True
+                unit = p * L2 + first_unit + NUM_FIELDS * c
+                for f in range(1, NUM_FIELDS):
+                    if self.level2[unit + f] != self.base_level2[unit + f]:
+                        self.steps_changed[c][p] = True
                         break
-                if differs:
+                if self.steps_changed[c][p]:
                     self.set_steps(c, p)
                     for w in range(words):
                         self.dirty_bits[c * words + w] |= self.visitors[(c * MAX_LOCS + p) * words + w]
-                    # the point's own search uses its self value even when it expands nothing
+                elif self.level2[unit] != self.base_level2[unit]:
+                    self.set_steps(c, p)      # the self value only: p's own search
                     i = self.cell_index[p]
                     self.dirty_bits[c * words + (i >> 6)] |= 1ULL << (i & 63)
+        if self.freeze_connectivity:
+            memset(self.dirty_bits, 0, sizeof(self.dirty_bits))
         for c in range(2):
             for w in range(words):
                 bits = self.dirty_bits[c * words + w]
                 while bits:
-                    j = 0
-                    while not (bits >> j) & 1ULL:
-                        j += 1
+                    i = w * 64 + count_trailing_zeros(bits)
                     bits &= bits - 1
-                    i = w * 64 + j
                     slot = c * self.num_cells + i
                     self.dirty_sources[self.num_dirty_sources] = slot
                     self.num_dirty_sources += 1
-                    self.search(c, i, False)
-        # 4. the evaluation layer
-        self.forward_evaluation()
+                    if self.steps_changed[c][self.cells[i]]:
+                        self.search(c, i, False)
+                        self.slot_state[slot] = REDONE
+                    else:
+                        self.repair(c, i)
+                        self.slot_state[slot] = REPAIRED
+        # 4. the evaluation layer: a slot's input from the base's, changed by what the repair
+        # edited and the points whose units changed; whole where the search was redone or the
+        # source's type (its weights) changed
+        for slot in range(2 * self.num_cells):
+            p = self.cells[slot % self.num_cells]
+            if self.slot_state[slot] == REDONE or self.types[p] != self.base_types[p]:
+                self.slot_sum[slot] = self.slot_total(slot)
+            elif self.slot_state[slot] == REPAIRED:
+                self.slot_sum[slot] = self.base_slot_sum[slot] + self.slot_delta[slot]
+            else:
+                self.slot_sum[slot] = self.base_slot_sum[slot] + self.units_delta(
+                    slot, self.selection_weights(slot // self.num_cells, self.types[p]), 0)
+            self.slot_state[slot] = UNTOUCHED
         for i in range(self.num_cells):
+            self.set_evaluation(i)
             total += self.evaluation[self.cells[i]]
         return total
 
@@ -798,6 +1146,13 @@ cdef class SoftSegNetwork:
         cdef int H1 = self.hidden1, L2 = self.num_level2, S = self.num_selected
         cdef int NI = self.num_intervals, NIN = self.num_inputs, H2 = self.hidden2
         cdef double loss = 0.0, y, t, de, g, s, x
+        cdef double delta[SS_MAX_LEVEL2]
+        cdef int N = self.num_cells
+        cdef const int *types = self.types
+        cdef const int *reach_loc = self.reach_loc
+        cdef const int *reach_interval = self.reach_interval
+        cdef const double *weights
+        cdef double *weight_dest
         cdef const double *w
         cdef const double *act
         cdef const double *row
@@ -826,13 +1181,12 @@ cdef class SoftSegNetwork:
                 continue
             tp = self.types[p]
             for c in range(2):
-                first = (c * self.num_cells + i) * self.num_cells
-                stop = first + self.reach_count[c * self.num_cells + i]
+                weights = self.params + self.wv_start + (c * NUM_TYPES + tp) * NUM_TYPES * NI * S
+                first = (c * N + i) * N
+                stop = first + self.reach_count[c * N + i]
                 for e in range(first, stop):
-                    q = self.reach_loc[e]
-                    w = self.params + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
-                                                        + self.types[q]) * NI
-                                                       + self.reach_interval[e]) * S
+                    q = reach_loc[e]
+                    w = weights + (types[q] * NI + reach_interval[e]) * S
                     dq = self.d_level2 + q * L2
                     for u in range(S):
                         dq[u] += de * w[u]
@@ -844,13 +1198,12 @@ cdef class SoftSegNetwork:
             tp = self.types[p]
             g = scale * de
             for c in range(2):
-                first = (c * self.num_cells + i) * self.num_cells
-                stop = first + self.reach_count[c * self.num_cells + i]
+                weight_dest = dest + self.wv_start + (c * NUM_TYPES + tp) * NUM_TYPES * NI * S
+                first = (c * N + i) * N
+                stop = first + self.reach_count[c * N + i]
                 for e in range(first, stop):
-                    q = self.reach_loc[e]
-                    wd = dest + self.wv_start + (((c * NUM_TYPES + tp) * NUM_TYPES
-                                                  + self.types[q]) * NI
-                                                 + self.reach_interval[e]) * S
+                    q = reach_loc[e]
+                    wd = weight_dest + (types[q] * NI + reach_interval[e]) * S
                     act = self.level2 + q * L2
                     for u in range(S):
                         wd[u] += g * act[u]
@@ -890,7 +1243,8 @@ cdef class SoftSegNetwork:
         for i in range(self.num_cells):
             p = self.cells[i]
             tp = self.types[p]
-            d = self.d_level2 + p * L2
+            # the deltas in a local array, which dest cannot alias: the compiler vectorises
+            memcpy(delta, self.d_level2 + p * L2, L2 * sizeof(double))
             for f in range(NUM_FIELDS):
                 q = p + self.offsets[f]
                 tq = self.types[q]
@@ -902,10 +1256,10 @@ cdef class SoftSegNetwork:
                     x = scale * hq[k]
                     wd = base_dest + k * L2
                     for u in range(L2):
-                        wd[u] += x * d[u]
+                        wd[u] += x * delta[u]
             wd = dest + self.b2_start + tp * L2
             for u in range(L2):
-                wd[u] += scale * d[u]
+                wd[u] += scale * delta[u]
         # first hidden layer
         for i in range(self.num_cells):
             p = self.cells[i]
@@ -1012,8 +1366,9 @@ cdef class SoftSegNetwork:
     def successor_values(self, Board board, int mover, moves, bint allow_suicide=False):
         """(pass value, values): for each move (legal for mover), the expected area margin of
         the position after it for mover, komi excluded; the same after a pass. Each successor is
-        evaluated whole (the pathfinder spans the board); its features come incrementally from
-        the position's (engine/nets/features.pyx). board is restored exactly."""
+        computed from the position's (forward_successor(): the values of full evaluations, to
+        rounding); its features come incrementally from the position's
+        (engine/nets/features.pyx). board is restored exactly."""
         _check_colour(mover)
         cdef int[::1] points = np.ascontiguousarray(moves, dtype=np.intc)
         cdef int i, j, p, move, opponent = 3 - mover
