@@ -45,7 +45,7 @@ def playout_rows(sizes, count):
                   f"{moves:.0f} moves each |")
 
 
-def search_rows(sizes, evaluator, seconds, threads_list):
+def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits):
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
@@ -53,11 +53,14 @@ def search_rows(sizes, evaluator, seconds, threads_list):
                 for threads in threads_list:
                     player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
                                           threads=threads, seed=1, use_prior=use_prior,
-                                          reuse_tree=False, max_nodes=4_000_000)
+                                          reuse_tree=False, max_nodes=4_000_000,
+                                          knowledge_visits=knowledge_visits)
                     started = time.perf_counter()
                     analysis = player.search(game, game.to_move)
                     elapsed = time.perf_counter() - started
                     prior = "net prior" if use_prior else "no prior"
+                    if knowledge_visits:
+                        prior += f" + knowledge {knowledge_visits:g}"
                     print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
                           f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
                           f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
@@ -71,6 +74,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per search row")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--weights", help="the prior's weight file (default: the shipped net)")
+    parser.add_argument("--knowledge-prior", type=float, default=0.0,
+                        help="games of the rules of thumb in every node's prior (default: 0)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print("| board | what | speed | notes |\n|---|---|---|---|")
@@ -78,7 +83,8 @@ def main():
         playout_rows(sizes, args.playouts)
     if args.rows in ("all", "search"):
         evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
-        search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")])
+        search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
+                    args.knowledge_prior)
 
 
 if __name__ == "__main__":
