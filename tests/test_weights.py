@@ -255,3 +255,20 @@ def test_non_finite_or_mistyped_params_are_refused(saved, tmp_path):
 
     refused(variant(saved, tmp_path, reseal, params=bad), "NaN")
     refused(variant(saved, tmp_path, params=network.get_params().astype(np.float32)), "float64")
+
+
+def test_errors_with_their_own_arguments_survive_pickling():
+    # worker processes (the trainer's, the CSA* data generator's) send their exceptions to the
+    # parent by pickling: the message must arrive whole, not as a TypeError about arguments
+    import pickle
+    from engine.rules.board import IllegalMove
+    from engine.scoring.csa import ClassifierFileError
+    from engine.tools.gtp_client import GtpCommandError
+    errors = [WeightFileError("weights/x.npz", "not found"),
+              ClassifierFileError("weights/csa.npz", "truncated"),
+              GtpCommandError("genmove b", "boom"),
+              IllegalMove("ko"), IllegalMove("superko", "illegal move: the position repeats")]
+    for error in errors:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error)
+        assert vars(copy) == vars(error)

@@ -62,6 +62,10 @@ class WeightFileError(ValueError):
         self.path = os.fspath(path)
         self.problem = problem
 
+    def __reduce__(self):
+        # rebuilt from its own arguments, so the message survives the trip from a worker process
+        return type(self), (self.path, self.problem)
+
 
 def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE,
                 rich_signal=False):

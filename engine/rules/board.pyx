@@ -36,6 +36,10 @@ class IllegalMove(ValueError):
         super().__init__(message or f"illegal move ({reason})")
         self.reason = reason
 
+    def __reduce__(self):
+        # rebuilt from its own arguments, so the message survives the trip from a worker process
+        return type(self), (self.reason, str(self))
+
 
 def opponent(int colour):
     return 3 - colour

@@ -91,6 +91,10 @@ class ClassifierFileError(ValueError):
         self.path = path
         self.problem = problem
 
+    def __reduce__(self):
+        # rebuilt from its own arguments, so the message survives the trip from a worker process
+        return type(self), (self.path, self.problem)
+
 
 # ---------------------------------------------------------------------- geometry helpers
 

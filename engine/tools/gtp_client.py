@@ -38,6 +38,10 @@ class GtpCommandError(GtpError):
         self.command = command
         self.message = message
 
+    def __reduce__(self):
+        # rebuilt from its own arguments, so the message survives the trip from a worker process
+        return type(self), (self.command, self.message)
+
 
 class GtpEngineFailure(GtpError):
     """The engine is gone or out of step; the client has killed it."""
