@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from engine.rules.board import BLACK, PASS, WHITE, Board, opponent
-from engine.nets.evaluator import (Evaluation, Evaluator, NetworkEvaluator, UniformEvaluator,
-                              load_evaluator)
+from engine.nets.evaluator import (Evaluation, Evaluator, NetworkEvaluator, SoftSegEvaluator,
+                                   UniformEvaluator, load_evaluator)
 from engine.rules.game import GameState, Rules, area_score
 from engine.nets import weights as weight_files
 from engine.nets.weights import WeightFileError, new_network, save_weights
@@ -205,6 +205,25 @@ def test_changing_the_parameters_drops_remembered_evaluations():
     after = evaluator.evaluate(state).value
     assert after != before
     assert after == NetworkEvaluator(network).evaluate(state).value
+
+
+@pytest.mark.parametrize("make", [
+    lambda: NetworkEvaluator(new_network(seed=23, feature_set="neurogo", scale=0.3)),
+    lambda: SoftSegEvaluator(weight_files.new_softseg_network(seed=24, scale=0.3)),
+    UniformEvaluator])
+def test_a_twin_gives_the_same_values_from_its_own_network(make):
+    evaluator = make()
+    twin = evaluator.twin()
+    state = random_game(7, 20, seed=17)
+    assert twin.evaluate(state).value == evaluator.evaluate(state).value
+    moves, values = evaluator.successor_values(state)
+    twin_moves, twin_values = twin.successor_values(state)
+    assert twin_moves == moves and np.array_equal(twin_values, values)
+    network = getattr(evaluator, "network", None)
+    if network is not None:      # its own buffers: a change to the twin's net stays there
+        assert twin.network is not network
+        twin.network.set_params(twin.network.get_params() * 0.5)
+        assert twin.evaluate(state).value != evaluator.evaluate(state).value
 
 
 def test_set_up_position_is_bootstrapped_from_the_prior(network):

@@ -1,5 +1,6 @@
 """Monte-Carlo tree search: the pattern table, the playout policy on ASCII diagrams, the tree's
 invariants, superko, budgets, reuse, determinism, and small problems the search must solve."""
+import threading
 import time
 
 import numpy as np
@@ -435,6 +436,28 @@ def test_threads_add_their_root_statistics():
     analysis = player.search(GameState(7, Rules(komi=0.5)), BLACK)
     assert 0 < analysis.simulations <= 800
     assert analysis.total_visits == analysis.simulations   # the roots expand at their first visit
+
+
+def test_every_thread_asks_its_own_evaluator():
+    class ThreadRecording(UniformEvaluator):
+        instances = []
+
+        def __init__(self):
+            self.threads = set()
+            ThreadRecording.instances.append(self)
+
+        def twin(self):
+            return ThreadRecording()
+
+        def successor_values(self, state):
+            self.threads.add(threading.get_ident())
+            return super().successor_values(state)
+
+    player = SearchPlayer(ThreadRecording(), playouts=600, threads=2, seed=1, prior_threshold=2)
+    player.search(GameState(5, Rules(komi=0.5)), BLACK)
+    asked = [instance.threads for instance in ThreadRecording.instances]
+    assert len(asked) == 2 and all(len(threads) == 1 for threads in asked)
+    assert asked[0] != asked[1]
 
 
 def test_prior_function_feeds_the_evaluator_values_into_the_children():

@@ -25,6 +25,7 @@ position, while undo, loadsgf or a position never seen before walk back to the n
 position (at worst position 0) and evaluate forward from there: the result never depends on what
 the evaluator happened to see before.
 """
+import copy
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -67,6 +68,12 @@ class Evaluator(ABC):
         """(moves, values): every legal move of state.to_move under the full rules (superko
         included) and PASS last; values[i] is the value of the position after moves[i] for the
         player who made it, in points, komi included."""
+
+    def twin(self):
+        """An evaluator giving the same values with its own working memory (network buffers,
+        cache), so that another search thread can call it at the same time as this one. An
+        evaluator that keeps nothing between calls is its own twin."""
+        return self
 
 
 def _komi_for(colour, komi):
@@ -116,6 +123,10 @@ class NetworkEvaluator(Evaluator):
 
     def clear_cache(self):
         self._cache.clear()
+
+    def twin(self):
+        return NetworkEvaluator(copy_network(self.network), self.capture_value, self.stone_value,
+                                self.cache_size, self.metadata)
 
     # --------------------------------------------------------------- the interface
 
@@ -237,6 +248,9 @@ class SoftSegEvaluator(Evaluator):
     def clear_cache(self):
         self._cache.clear()
 
+    def twin(self):
+        return SoftSegEvaluator(copy_network(self.network), self.cache_size, self.metadata)
+
     def evaluate(self, state):
         if self.network.params_version != self._params_version:
             self._cache.clear()
@@ -299,6 +313,17 @@ class UniformEvaluator(Evaluator):
         value_of = {"black_stone": 1.0, "black_empty": 1.0, "white_stone": -1.0,
                     "white_empty": -1.0, "neutral_empty": 0.0, None: 0.0}
         return np.array([value_of[status] for status in isn.final_status(board)])
+
+
+def copy_network(network):
+    """A network of network's architecture with a copy of its parameters and its own buffers."""
+    if isinstance(network, softseg.SoftSegNetwork):
+        sizes = network.sizes
+        twin = softseg.SoftSegNetwork(network.feature_set, sizes["hidden1"], sizes["hidden2"],
+                                      sizes["intervals"], sizes["cutoff"])
+        twin.set_params(network.get_params())
+        return twin
+    return copy.deepcopy(network)      # an ISN pickles by architecture and parameters
 
 
 def load_evaluator(path=None, **options):

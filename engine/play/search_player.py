@@ -14,8 +14,8 @@ the move's `prior` in analysis. The evaluator is called once per expanded node, 
 simulation falls as prior_threshold (the visits a node needs before it asks) rises.
 
 Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
-seed; the playouts release the GIL, the evaluator calls take it), and their root statistics are
-added. One thread with a seed repeats a search exactly.
+seed and its own evaluator, a twin of the player's: the playouts and the networks' arithmetic
+release the GIL), and their root statistics are added. One thread with a seed repeats a search exactly.
 """
 import copy
 import logging
@@ -141,7 +141,8 @@ class SearchPlayer:
         self.reuse_tree = reuse_tree
         self.hopeless_streak = 0
         self._owners = []
-        self._evaluator_lock = threading.Lock()
+        # one evaluator per thread: a twin has its own buffers, so the threads' priors run at once
+        self._thread_evaluators = [evaluator] + [evaluator.twin() for _ in range(threads - 1)]
 
     def new_game(self):
         self.hopeless_streak = 0
@@ -203,9 +204,10 @@ class SearchPlayer:
                 seed = int(self.rng.integers(1 << 62))
                 tree = TreeSearch(state.size, state.rules.komi, seed=seed, **self.tree_options)
                 self._owners.append(_TreeOwner(tree, None, key))
-        for owner in self._owners:
+        for owner, evaluator in zip(self._owners, self._thread_evaluators):
             tree = owner.tree
-            tree.set_prior_function(self._prior_function(state) if self.use_prior else None)
+            tree.set_prior_function(self._prior_function(state, evaluator) if self.use_prior
+                                    else None)
             old = owner.history
             if old is not None and history[:len(old)] == old and \
                     self._alternates(history[len(old):], tree.root_colour) and \
@@ -239,25 +241,22 @@ class SearchPlayer:
                 permitted[board.num_locs if move == PASS else move] = 1
         return permitted
 
-    def _prior_function(self, root_state):
-        """The tree's prior (tree.pyx's set_prior_function) for positions below root_state."""
-        evaluator, lock, scale = self.evaluator, self._evaluator_lock, self.prior_scale
+    def _prior_function(self, root_state, evaluator):
+        """The tree's prior (tree.pyx's set_prior_function) for positions below root_state, from
+        the evaluator of the tree's thread."""
+        scale = self.prior_scale
         num_locs = root_state.board.num_locs
-        work_states = {}
+        work = root_state.copy()
 
         def prior(path, colour):
-            with lock:
-                work = work_states.get(threading.get_ident())
-                if work is None:
-                    work = work_states[threading.get_ident()] = root_state.copy()
-                for move in path:
-                    work.play(move)
-                try:
-                    moves, values = evaluator.successor_values(work)
-                    value = evaluator.evaluate(work).value
-                finally:
-                    for _ in path:
-                        work.undo()
+            for move in path:
+                work.play(move)
+            try:
+                moves, values = evaluator.successor_values(work)
+                value = evaluator.evaluate(work).value
+            finally:
+                for _ in path:
+                    work.undo()
             values = np.asarray(values, dtype=float)
             win = np.full(num_locs + 1, 0.5)
             probability = np.zeros(num_locs + 1)
