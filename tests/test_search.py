@@ -673,3 +673,17 @@ def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
         parser.parse_args(["--search", "mcts", "--knowledge-prior", "-1"])
     assert "knowledge prior" in capsys.readouterr().err
 
+
+def test_playout_tactics_option_reaches_the_tree_and_bad_names_are_refused(capsys):
+    from engine.gtp.main import build_engine, build_parser
+    parser = build_parser()
+    assert parser.parse_args(["--search", "mcts"]).playout_tactics == "mogo"
+    engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--playout-tactics", "fuego"]))
+    assert engine.player.tree_options["playout_tactics"] == "fuego"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--search", "mcts", "--playout-tactics", "pachi"])
+    assert "--playout-tactics" in capsys.readouterr().err
+    assert TreeSearch(9, playout_tactics="fuego").playout_tactics == "fuego"
+    with pytest.raises(ValueError, match="mogo, fuego"):
+        TreeSearch(9, playout_tactics="pachi")
