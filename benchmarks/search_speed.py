@@ -4,12 +4,14 @@ search on 9x9 and 19x19, with one and two threads, with and without the net's pr
     python benchmarks/search_speed.py                       # every row, a few seconds each
     python benchmarks/search_speed.py --rows playouts       # only the policy's playouts
     python benchmarks/search_speed.py --weights weights/isn14_9x9.npz   # another prior net
+    python benchmarks/search_speed.py --playout-tactics mogo,fuego      # both policies' rows
 
 Rows are measured one after another in the same process, so their ratios are comparable; run it
 on an otherwise idle machine (BENCHMARKS.md says what else was running). Each search starts from
 the empty board and from a middle-game position (40 random policy moves), without early stops.
 """
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -24,7 +26,8 @@ from engine.search import playout  # noqa: E402
 
 
 def middle_game(size, moves=40, seed=3):
-    """A game of `moves` policy moves (legal under superko), as a GameState."""
+    """A game of `moves` policy moves (MoGo's tactics; legal under superko), as a GameState:
+    the same position whatever --playout-tactics asks for."""
     game = GameState(size, Rules(komi=7.0))
     for i in range(moves):
         move = playout.policy_move(game.board, game.to_move, seed=seed * 1000 + i)
@@ -34,36 +37,40 @@ def middle_game(size, moves=40, seed=3):
     return game
 
 
-def playout_rows(sizes, count):
+def playout_rows(sizes, count, tactics_list):
+    policies = [("light (uniform, no eye fill)", False, False, "mogo")]
+    policies += [(f"{name} tactics + 3x3 patterns", True, True, name) for name in tactics_list]
     for size in sizes:
         board = Board(size)
-        for name, patterns, tactics in (("light (uniform, no eye fill)", False, False),
-                                        ("MoGo policy (tactics + 3x3 patterns)", True, True)):
+        for name, patterns, tactics, playout_tactics in policies:
             seconds, moves = playout.playouts_per_second(board, BLACK, count, patterns=patterns,
-                                                         tactics=tactics)
+                                                         tactics=tactics,
+                                                         playout_tactics=playout_tactics)
             print(f"| {size}x{size} | playouts, {name} | {count / seconds:,.0f} /s | "
                   f"{moves:.0f} moves each |")
 
 
-def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits):
+def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tactics_list):
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
-            for use_prior in (False, True):
-                for threads in threads_list:
-                    player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
-                                          threads=threads, seed=1, use_prior=use_prior,
-                                          reuse_tree=False, max_nodes=4_000_000,
-                                          knowledge_visits=knowledge_visits)
-                    started = time.perf_counter()
-                    analysis = player.search(game, game.to_move)
-                    elapsed = time.perf_counter() - started
-                    prior = "net prior" if use_prior else "no prior"
-                    if knowledge_visits:
-                        prior += f" + knowledge {knowledge_visits:g}"
-                    print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
-                          f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
-                          f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
+            for use_prior, threads, playout_tactics in itertools.product(
+                    (False, True), threads_list, tactics_list):
+                player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
+                                      threads=threads, seed=1, use_prior=use_prior,
+                                      reuse_tree=False, max_nodes=4_000_000,
+                                      knowledge_visits=knowledge_visits,
+                                      playout_tactics=playout_tactics)
+                started = time.perf_counter()
+                analysis = player.search(game, game.to_move)
+                elapsed = time.perf_counter() - started
+                prior = "net prior" if use_prior else "no prior"
+                if knowledge_visits:
+                    prior += f" + knowledge {knowledge_visits:g}"
+                prior += f", {playout_tactics} playouts"
+                print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
+                      f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
+                      f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
 
 
 def main():
@@ -76,15 +83,22 @@ def main():
     parser.add_argument("--weights", help="the prior's weight file (default: the shipped net)")
     parser.add_argument("--knowledge-prior", type=float, default=0.0,
                         help="games of the rules of thumb in every node's prior (default: 0)")
+    parser.add_argument("--playout-tactics", default="mogo",
+                        help="the playout tactics to time, comma-separated, of "
+                             f"{','.join(playout.PLAYOUT_TACTICS)} (default: %(default)s)")
     args = parser.parse_args()
+    tactics_list = args.playout_tactics.split(",")
+    unknown = set(tactics_list) - set(playout.PLAYOUT_TACTICS)
+    if unknown:
+        parser.error(f"unknown playout tactics: {', '.join(sorted(unknown))}")
     sizes = [int(s) for s in args.sizes.split(",")]
     print("| board | what | speed | notes |\n|---|---|---|---|")
     if args.rows in ("all", "playouts"):
-        playout_rows(sizes, args.playouts)
+        playout_rows(sizes, args.playouts, tactics_list)
     if args.rows in ("all", "search"):
         evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
-                    args.knowledge_prior)
+                    args.knowledge_prior, tactics_list)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from engine.nets.evaluator import UniformEvaluator
 from engine.play.search_player import SearchPlayer
 from engine.rules.board import BLACK, PASS, WHITE, Board
 from engine.rules.coords import format_vertex, parse_vertex
-from engine.rules.game import GameState, Rules
+from engine.rules.game import GameState, Rules, ladder_captured
 from engine.search import patterns, playout
 from engine.search.tree import TreeSearch
 
@@ -140,9 +140,164 @@ def test_policy_avoids_self_atari_of_a_larger_chain():
     assert len(chosen) > 5
 
 
-def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor():
+# --- the policy's Fuego tactics (playout_tactics="fuego") ---------------------------------------
+
+def fuego_moves(board, colour, last_move, samples=100, playout_tactics="fuego"):
+    return vertices(board, playout.policy_moves(board, colour, last_move=point(board, last_move),
+                                                samples=samples, playout_tactics=playout_tactics))
+
+
+def mogo_moves(board, colour, last_move, samples=100):
+    return vertices(board, playout.policy_moves(board, colour, last_move=point(board, last_move),
+                                                samples=samples))
+
+
+# White's D3 left C3 in atari. Extending at C4 gives two liberties (B4, C5), and White's atari
+# at C5 drives it to the top-left edge: a ladder. With a black stone at B5 it breaks.
+LADDER = """
+      A B C D E F G
+    7 . . . . . . . 7
+    6 . . . . . . . 6
+    5 . . . . . . . 5
+    4 . . . O . . . 4
+    3 . O X O . . . 3
+    2 . . O . . . . 2
+    1 . . . . . . . 1
+      A B C D E F G
+"""
+
+
+def test_ladder_tactics_do_not_escape_into_a_ladder():
+    board = loaded(LADDER)
+    assert mogo_moves(board, BLACK, "D3") == {"C4"}
+    assert fuego_moves(board, BLACK, "D3") == {"C4"}           # "fuego" reads no ladders
+    assert "C4" not in fuego_moves(board, BLACK, "D3", samples=300,
+                                   playout_tactics="fuego-ladders")
+
+
+def test_ladder_tactics_escape_when_a_stone_breaks_the_ladder():
+    board = loaded(LADDER)
+    board.play(point(board, "B5"), BLACK)
+    assert fuego_moves(board, BLACK, "D3", playout_tactics="fuego-ladders") == {"C4"}
+
+
+def test_fuego_tactics_prefer_capturing_the_attacker_to_a_two_liberty_extension():
+    board = loaded("""
+          A B C D E
+        5 . . . . . 5
+        4 . . O X . 4
+        3 . O X O X 3
+        2 . O . . . 2
+        1 . . . . . 1
+          A B C D E
+    """)
+    # White's C4 left C3 in atari. D2 captures D3; C2 extends to two liberties only (C1, D2).
+    assert mogo_moves(board, BLACK, "C4") == {"D2", "C2"}
+    assert fuego_moves(board, BLACK, "C4") == {"D2"}
+    assert fuego_moves(board, BLACK, "C4", playout_tactics="fuego-ladders") == {"D2"}
+
+
+def test_fuego_tactics_atari_a_two_liberty_chain_that_cannot_run():
+    board = loaded("""
+          A B C D E
+        5 . . . . . 5
+        4 . . . . . 4
+        3 . X X X . 3
+        2 X O O X . 2
+        1 . . . . . 1
+          A B C D E
+    """)
+    # White's C2 made B2-C2 with two liberties, B1 and C1; an atari at either leaves it one way
+    # out, which gives it two liberties at most.
+    assert fuego_moves(board, BLACK, "C2") == {"B1", "C1"}
+
+
+def test_fuego_tactics_atari_from_the_side_the_chain_cannot_run_to():
+    board = loaded("""
+          A B C D E
+        5 . . . . . 5
+        4 . . . . . 4
+        3 . . X . . 3
+        2 . X O . . 2
+        1 . . . . . 1
+          A B C D E
+    """)
+    # White's C2 has two liberties. Black's D2 drives it to the edge (C1: two liberties); C1
+    # would let it out at D2 to three.
+    assert fuego_moves(board, BLACK, "C2") == {"D2"}
+
+
+def test_fuego_tactics_give_the_movers_two_liberty_chain_more_liberties():
+    board = loaded("""
+          A B C D E F
+        6 . . . . . . 6
+        5 . . . . . . 5
+        4 . O O . . . 4
+        3 O X X O . . 3
+        2 . . . O . . 2
+        1 . . O . . . 1
+          A B C D E F
+    """)
+    # White's D3 left B3-C3 with two liberties: B2 gives it three (A2, B1, C2); C2 only one.
+    assert fuego_moves(board, BLACK, "D3") == {"B2"}
+
+
+def test_fuego_tactics_capture_next_to_the_movers_two_liberty_chain():
+    board = loaded("""
+          A B C D E F G
+        7 . . . . . . . 7
+        6 . . . . . . . 6
+        5 . . . . . . . 5
+        4 O O O O . . . 4
+        3 X X X X O . . 3
+        2 O O X . . . . 2
+        1 . X . O . . . 1
+          A B C D E F G
+    """)
+    # White's E3 left the black chain A3-D3 with two liberties, C1 and D2, neither of which gives
+    # it a third. A1 takes the white A2-B2 in atari next to it, which the capture step, looking
+    # only around E3, does not see.
+    assert fuego_moves(board, BLACK, "E3") == {"A1"}
+
+
+def test_fuego_tactics_play_the_middle_of_a_three_point_eye_space():
+    board = loaded(STRAIGHT_THREE)
+    # White's D2 closed the eye space A2-B2-C2: its middle kills.
+    assert fuego_moves(board, BLACK, "D2") == {"B2"}
+    bent = loaded("""
+          A B C D E
+        5 . . . . . 5
+        4 X X X X . 4
+        3 O O O X . 3
+        2 . . O X . 2
+        1 . O O X . 1
+          A B C D E
+    """)
+    # White's C2 closed the bent three B2-A2-A1: its middle is the corner's A2.
+    assert fuego_moves(bent, BLACK, "C2") == {"A2"}
+
+
+def test_fuego_tactics_move_a_lone_self_atari_to_its_liberty():
+    board = loaded("""
+          A B C D E
+        5 . O . . X 5
+        4 O O O X . 4
+        3 . O X X X 3
+        2 O O X . X 2
+        1 . O X X X 1
+          A B C D E
+    """)
+    # Black may play only C5 and D5 (A5, A3, A1 are suicide, E4 and D2 its eyes). C5 is a lone
+    # stone in atari for nothing; D5, its liberty, connects with three liberties.
+    assert vertices(board, playout.policy_moves(board, BLACK)) == {"C5", "D5"}
+    assert vertices(board, playout.policy_moves(board, BLACK, playout_tactics="fuego")) == {"D5"}
+
+
+@pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
+def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor(playout_tactics):
     board = Board(9)
-    margin, owner, moves = playout.playout_score(board, BLACK, komi=7.0, seed=3)
+    margin, owner, moves = playout.playout_score(board, BLACK, komi=7.0, seed=3,
+                                                 playout_tactics=playout_tactics)
     assert moves > 20
     on_board = [owner[p] for p in board.points()]
     assert all(v in (-1, 1) for v in on_board)            # no neutral point after a full playout
@@ -289,8 +444,8 @@ def test_root_filter_restricts_the_root_moves():
 
 # --- problems the search must solve -----------------------------------------------------------
 
-def best_move(board, colour, simulations, komi, seed=1):
-    tree = TreeSearch(board.size, komi, seed=seed)
+def best_move(board, colour, simulations, komi, seed=1, playout_tactics="mogo"):
+    tree = TreeSearch(board.size, komi, seed=seed, playout_tactics=playout_tactics)
     tree.set_root(board, colour, [board.hash])
     tree.run(simulations, stop_early=False)
     return format_vertex(tree.root_children()[0]["move"], board.size)
@@ -321,14 +476,26 @@ CHAIN_IN_ATARI = """
 """
 
 
+@pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
 @pytest.mark.parametrize("colour", [BLACK, WHITE])
-def test_search_finds_the_vital_point_of_a_straight_three(colour):
-    assert best_move(loaded(STRAIGHT_THREE), colour, 3000, komi=3.5) == "B2"
+def test_search_finds_the_vital_point_of_a_straight_three(colour, playout_tactics):
+    assert best_move(loaded(STRAIGHT_THREE), colour, 3000, komi=3.5,
+                     playout_tactics=playout_tactics) == "B2"
 
 
+@pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
 @pytest.mark.parametrize("colour", [BLACK, WHITE])
-def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour):
-    assert best_move(loaded(CHAIN_IN_ATARI), colour, 3000, komi=7.0) == "G6"
+def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour, playout_tactics):
+    board = loaded(CHAIN_IN_ATARI)
+    move = best_move(board, colour, 3000, komi=7.0, playout_tactics=playout_tactics)
+    if colour == BLACK or move == "G6":
+        assert move == "G6"
+    else:
+        # White's G5, G7 or H6 take the chain too: after Black's G6 it is caught in a ladder,
+        # which ladder-reading playouts see
+        board.play(point(board, move), WHITE)
+        board.play(point(board, "G6"), BLACK)
+        assert ladder_captured(board, point(board, "G6")), move
 
 
 # Black to move: E4 captures, B7 escapes from atari to three liberties, J9 is a self-atari, D6
@@ -528,3 +695,18 @@ def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["--search", "mcts", "--knowledge-prior", "-1"])
     assert "knowledge prior" in capsys.readouterr().err
+
+
+def test_playout_tactics_option_reaches_the_tree_and_bad_names_are_refused(capsys):
+    from engine.gtp.main import build_engine, build_parser
+    parser = build_parser()
+    assert parser.parse_args(["--search", "mcts"]).playout_tactics == "mogo"
+    engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--playout-tactics", "fuego"]))
+    assert engine.player.tree_options["playout_tactics"] == "fuego"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--search", "mcts", "--playout-tactics", "pachi"])
+    assert "--playout-tactics" in capsys.readouterr().err
+    assert TreeSearch(9, playout_tactics="fuego").playout_tactics == "fuego"
+    with pytest.raises(ValueError, match="mogo, fuego"):
+        TreeSearch(9, playout_tactics="pachi")

@@ -19,6 +19,7 @@ EXIT_BAD_SETUP = 2
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
     from engine.play.search_player import DEFAULT_PLAYOUTS
+    from engine.search.playout import PLAYOUT_TACTICS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                     DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                     DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT)
@@ -76,6 +77,14 @@ def build_parser():
                         help="games of equivalent experience for rules of thumb in the tree "
                              "(captures, escapes, self-ataris, patterns, empty edges; see "
                              "engine/search/tree.pyx); default: %(default)g")
+    search.add_argument("--playout-tactics", choices=PLAYOUT_TACTICS, default="mogo",
+                        help="the playouts' tactics: mogo = MoGo's (escape from atari, capture, "
+                             "3x3 patterns); fuego = those and Fuego's: moves at the liberties "
+                             "of two-liberty chains (capturing races), the nakade of a "
+                             "three-point eye space, no lone stone put in atari for nothing; "
+                             "fuego-ladders = fuego and no escape into a ladder (Pachi's check: "
+                             "it reads ladders, the dearest); see engine/search/playout.pyx. "
+                             "Default: %(default)s")
     search.add_argument("--prior-threshold", type=int, default=DEFAULT_NET_PRIOR_THRESHOLD,
                         metavar="N", help="visits a node needs before the net gives its "
                                           "children their prior (the root: at once); default: "
@@ -163,7 +172,8 @@ def make_search_player(args, evaluator, seed, resign_threshold):
                         use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
                         prior_threshold=args.prior_threshold,
                         knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
-                        expand_threshold=args.expand_threshold, max_nodes=args.max_nodes)
+                        expand_threshold=args.expand_threshold, max_nodes=args.max_nodes,
+                        playout_tactics=args.playout_tactics)
 
 
 def main(argv=None):

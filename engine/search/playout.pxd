@@ -8,7 +8,11 @@
 #   (Board.is_eye_fast) and is never a self-atari of a chain of two or more stones.
 # - first_player[p], where given, records the colour that first put a stone on p (0 = none yet):
 #   the all-moves-as-first statistics of RAVE. The caller clears it.
+# - ladders: make_ladder_reader(policy, board size): a reader when policy.read_ladders, else None
+#   (never touched then). One per thread: it is scratch. Its reads play and undo on the playout
+#   board, which they leave exactly as they found it.
 
+from engine.nets.features cimport BoardFeatures
 from engine.rules.board cimport Board
 from engine.rules.types cimport loc_t
 
@@ -16,16 +20,23 @@ cdef struct PlayoutPolicy:
     const unsigned char *pattern_table   # patterns.pattern_table(): 1 = an urgent local move
     bint use_patterns                    # 3x3 patterns around the last move
     bint use_tactics                     # escapes and captures around the last move
+    bint fuego_tactics                   # with use_tactics, Fuego's tactics too: low
+                                         # liberties, nakade, self-atari correction
+    bint read_ladders                    # with fuego_tactics, Pachi's ladder check on escapes
     int max_moves                        # a playout longer than this is cut and counted
 
-cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, int size)
-# (the pattern table is built once, at import, and lives as long as the module)
+cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, str playout_tactics,
+                               int size) except *
+# playout_tactics: one of playout.pyx's PLAYOUT_TACTICS, else ValueError naming them. (The
+# pattern table is built once, at import, and lives as long as the module.)
+cdef BoardFeatures make_ladder_reader(const PlayoutPolicy *policy, int size)
+# the ladders argument of choose_move / play_out: a reader for size, or None without read_ladders
 cdef unsigned long long next_random(unsigned long long *state) noexcept nogil
 cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil
 cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil
 cdef bint is_bad_self_atari(Board board, loc_t p, int colour) noexcept nogil
 cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                       unsigned long long *rng) noexcept nogil
+                       BoardFeatures ladders, unsigned long long *rng) noexcept nogil
 cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                  unsigned long long *rng, int *first_player) noexcept nogil
+                  BoardFeatures ladders, unsigned long long *rng, int *first_player) noexcept nogil
 cdef double area_margin(Board board, double komi, signed char *owner) noexcept nogil

@@ -3,19 +3,36 @@
 
 Reading order: `choose_move()` is the policy, `play_out()` the loop, `area_margin()` the count.
 
-The policy, in order (the first step with a candidate decides, among its candidates at random):
+The policy, in order (the first step with a candidate decides, among its candidates at random).
+Three sets of tactics (PLAYOUT_TACTICS): "mogo" is MoGo's policy as Gelly & Silver and Pachi's
+"moggy" play it; "fuego" adds the steps marked [fuego], which Fuego's playouts have and MoGo's
+lacks, for the cutting fights and capturing races that MoGo's playouts lose; "fuego-ladders"
+adds Pachi's ladder check on escapes [ladders] to those, which reads ladders and costs more.
 1. escape: a chain of the mover next to the last move is in atari: capture one of the chains in
    atari around it, or extend at its liberty if that leaves it two liberties or more;
+   [fuego] an extension to only two liberties is left out when a capture saves the chain;
+   [ladders] ... or when the ladder reader (engine/nets/features.pyx) then catches the chain;
 2. capture: an opponent chain at or next to the last move is in atari: take it;
-3. patterns: an empty neighbour of the last move whose 3x3 neighbourhood is in the pattern table
+3. [fuego] low liberties (Fuego's "LowLib" step, which wins capturing races): chains with
+   exactly two liberties. The last move's chain: atari it at a liberty where the mover's stone
+   keeps two liberties, if extending at its other liberty would not give it three (then it can
+   only run by capturing, or is caught); the mover's chains next to the last move: a liberty
+   that gives three liberties or more, or the capture of an opponent chain in atari next to it;
+4. [fuego] nakade: an empty neighbour of the last move in an eye space of exactly three empty
+   points (straight or bent) that only the opponent's stones and the edge surround: its middle;
+5. patterns: an empty neighbour of the last move whose 3x3 neighbourhood is in the pattern table
    (engine/search/patterns.py);
-4. a uniformly random move.
+6. a uniformly random move;
+and [fuego] Fuego's self-atari correction of a pattern or random move: a lone stone put in atari
+without capturing anything moves to its one liberty, when a stone there keeps two liberties.
 Every move is legal, fills no own eye and puts no chain of two or more stones in atari (single
 stones may be thrown in: that is how eyes are destroyed); a player with no such move passes, and
-two passes end the playout.
+two passes end the playout. With "mogo" the random numbers drawn are those of the policy before
+"fuego" existed, so fixed-seed results do not change.
 """
 import numpy as np
 
+from engine.nets.features cimport BoardFeatures, NEED_BLOCK_LADDERS
 from engine.rules.board cimport Board, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
@@ -23,6 +40,10 @@ from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
 from engine.search.patterns import pattern_table
 
 DEF MAX_CANDIDATES = 64
+DEF LADDER_MOST_STONES = 6   # a larger chain in atari is in a race, not a ladder, and reading it
+                             # walks it at every node: late in a playout, chains of dozens
+
+PLAYOUT_TACTICS = ("mogo", "fuego", "fuego-ladders")   # the module docstring's sets of tactics
 
 
 cdef unsigned long long next_random(unsigned long long *state) noexcept nogil:
@@ -135,34 +156,82 @@ cdef inline int add_candidate(loc_t *candidates, int n, loc_t p) noexcept nogil:
     return n
 
 
-cdef int escape_moves(Board board, int colour, loc_t last_move, loc_t *candidates) noexcept nogil:
-    """Step 1: saving moves for the mover's chains in atari next to the last move."""
-    cdef int n = 0, i, j, k
-    cdef loc_t q, head, stone, r, liberty
+cdef int add_captures_next_to(Board board, loc_t head, int colour, loc_t *candidates,
+                              int n) noexcept nogil:
+    """Adds the captures of the opponent chains in atari that touch colour's chain at head."""
+    cdef int j
+    cdef loc_t stone = head, r, liberty
+    while True:
+        for j in range(4):
+            r = stone + board.neighbour_offset[j]
+            if board.colour[r] == 3 - colour and board.in_atari(board.chain_head[r]):
+                liberty = board.atari_liberty(board.chain_head[r])
+                if board.illegal_reason(liberty, colour) == LEGAL:
+                    n = add_candidate(candidates, n, liberty)
+        stone = board.next_in_chain[stone]
+        if stone == head:
+            return n
+
+
+cdef bint extension_caught_in_ladder(Board board, loc_t liberty, int colour,
+                                     BoardFeatures ladders) noexcept nogil:
+    """Whether colour's chain, extended at liberty (its last one), is then captured in a ladder
+    with the opponent to move. Plays and undoes on board, leaving it as it was."""
+    cdef bint was_recording = board.recording, was_reading = board.reading, caught
+    board.recording = True
+    board.reading = True          # undone at once: the empty list, hash and counts can stay
+    board.play_move(liberty, colour, False)
+    caught = ladders.read_ladder(board, liberty, True)
+    board.undo_move()
+    board.recording = was_recording
+    board.reading = was_reading
+    return caught
+
+
+cdef int escape_moves(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
+                      BoardFeatures ladders, loc_t *candidates,
+                      loc_t *ladder_caught) noexcept nogil:
+    """Step 1: saving moves for the mover's chains in atari next to the last move. [ladders] An
+    extension left out because the ladder reader catches it goes to ladder_caught[0] (the
+    last one, if several), which the pattern step leaves out too: its atari shapes match it."""
+    cdef int n = 0, i, j, before, liberties
+    cdef loc_t q, head, liberty
+    cdef loc_t heads[4]
+    cdef bint seen
     for i in range(4):
         q = last_move + board.neighbour_offset[i]
+        heads[i] = NO_LOC
         if board.colour[q] != colour:
             continue
         head = board.chain_head[q]
         if not board.in_atari(head):
             continue
-        # capture a chain in atari that touches it
-        stone = head
-        while True:
-            for j in range(4):
-                r = stone + board.neighbour_offset[j]
-                if board.colour[r] == 3 - colour and board.in_atari(board.chain_head[r]):
-                    liberty = board.atari_liberty(board.chain_head[r])
-                    if board.illegal_reason(liberty, colour) == LEGAL:
-                        n = add_candidate(candidates, n, liberty)
-            stone = board.next_in_chain[stone]
-            if stone == head:
-                break
+        heads[i] = head
+        seen = False
+        for j in range(i):        # a chain that touches the last move twice is saved once
+            seen = seen or heads[j] == head
+        if seen:
+            continue
+        before = n
+        n = add_captures_next_to(board, head, colour, candidates, n)
         # or extend, if that gives two liberties
         liberty = board.atari_liberty(head)
-        if board.illegal_reason(liberty, colour) == LEGAL and \
-                liberties_after(board, liberty, colour, 2) >= 2:
+        if board.illegal_reason(liberty, colour) != LEGAL:
+            continue
+        if not policy.fuego_tactics:
+            if liberties_after(board, liberty, colour, 2) >= 2:
+                n = add_candidate(candidates, n, liberty)
+            continue
+        # (a capture next to the liberty counts as three: liberties_after's "enough")
+        liberties = liberties_after(board, liberty, colour, 3)
+        if liberties >= 3:
             n = add_candidate(candidates, n, liberty)
+        elif liberties == 2 and n == before:
+            if policy.read_ladders and board.chain_size[head] <= LADDER_MOST_STONES and \
+                    extension_caught_in_ladder(board, liberty, colour, ladders):
+                ladder_caught[0] = liberty
+            else:
+                n = add_candidate(candidates, n, liberty)
     return n
 
 
@@ -184,37 +253,185 @@ cdef int capture_moves(Board board, int colour, loc_t last_move, loc_t *candidat
     return n
 
 
+cdef int liberties_up_to_three(Board board, loc_t head, loc_t *liberties) noexcept nogil:
+    """The distinct liberties of the chain at head counted up to three, the first two of them
+    into liberties[0..1]. (Two remembered liberties are their own marks.)"""
+    cdef int count = 0, i
+    cdef loc_t stone = head, r
+    # A point touches at most four stones of the chain, and no more than it has: past twice that
+    # many stone-liberty edges there are three liberties or more, without a walk.
+    if board.pseudo_libs[head] > 2 * min(4, board.chain_size[head]):
+        return 3
+    while True:
+        for i in range(4):
+            r = stone + board.neighbour_offset[i]
+            if board.colour[r] == C_EMPTY and (count == 0 or r != liberties[0]) and \
+                    (count < 2 or r != liberties[1]):
+                if count == 2:
+                    return 3
+                liberties[count] = r
+                count += 1
+        stone = board.next_in_chain[stone]
+        if stone == head:
+            return count
+
+
+cdef int low_liberty_moves(Board board, int colour, loc_t last_move,
+                           loc_t *candidates) noexcept nogil:
+    """Step 3 [fuego]: the liberties of two-liberty chains at or next to the last move."""
+    cdef int n = 0, i, j, k, opponent = 3 - colour
+    cdef loc_t liberties[2]
+    cdef loc_t heads[4]
+    cdef loc_t head, q, liberty, other
+    cdef bint seen
+    if board.colour[last_move] == opponent:
+        if liberties_up_to_three(board, board.chain_head[last_move], liberties) == 2:
+            for k in range(2):
+                liberty = liberties[k]
+                other = liberties[1 - k]
+                # the extension's count includes `liberty`, which the atari fills: < 4 is < 3
+                if board.illegal_reason(liberty, colour) == LEGAL and \
+                        liberties_after(board, liberty, colour, 2) >= 2 and \
+                        liberties_after(board, other, opponent, 4) < 4:
+                    n = add_candidate(candidates, n, liberty)
+    for i in range(4):
+        q = last_move + board.neighbour_offset[i]
+        heads[i] = NO_LOC
+        if board.colour[q] != colour:
+            continue
+        head = board.chain_head[q]
+        heads[i] = head
+        seen = False
+        for j in range(i):
+            seen = seen or heads[j] == head
+        if seen or liberties_up_to_three(board, head, liberties) != 2:
+            continue
+        for k in range(2):
+            liberty = liberties[k]
+            if board.illegal_reason(liberty, colour) == LEGAL and \
+                    not board.is_eye_fast(liberty, colour) and \
+                    liberties_after(board, liberty, colour, 3) >= 3:
+                n = add_candidate(candidates, n, liberty)
+        n = add_captures_next_to(board, head, colour, candidates, n)
+    return n
+
+
+cdef inline bint adjacent(Board board, loc_t p, loc_t q) noexcept nogil:
+    # the padding column keeps points on the board that differ by 1 in one row
+    return p - q == 1 or q - p == 1 or p - q == board.stride or q - p == board.stride
+
+
+cdef int nakade_moves(Board board, int colour, loc_t last_move, loc_t *candidates) noexcept nogil:
+    """Step 4 [fuego]: the middle point of a three-point eye space of the opponent's next to the
+    last move."""
+    cdef int n = 0, i, j, k, size, c, empty_neighbours = 0
+    cdef bint open_space
+    cdef loc_t region[3]
+    cdef loc_t q, r, t, middle
+    for i in range(4):
+        empty_neighbours += board.colour[last_move + board.neighbour_offset[i]] == C_EMPTY
+    if empty_neighbours > 2:
+        return 0      # a stone with three empty neighbours stands in open ground (this
+                      # saves the floods; a three-point space beside it is then left out)
+    for i in range(4):
+        q = last_move + board.neighbour_offset[i]
+        if board.colour[q] != C_EMPTY:
+            continue
+        # flood q's empty region, giving up at a fourth point or a stone of the mover's (the
+        # three points found are their own marks)
+        region[0] = q
+        size = 1
+        k = 0
+        open_space = False
+        while k < size and not open_space:
+            r = region[k]
+            k += 1
+            for j in range(4):
+                t = r + board.neighbour_offset[j]
+                c = board.colour[t]
+                if c == colour:
+                    open_space = True
+                    break
+                if c == C_EMPTY and t != region[0] and (size < 2 or t != region[1]) and \
+                        (size < 3 or t != region[2]):
+                    if size == 3:
+                        open_space = True
+                        break
+                    region[size] = t
+                    size += 1
+        if open_space or size != 3:
+            continue
+        for k in range(3):        # straight or bent, the middle touches the other two
+            middle = region[k]
+            if adjacent(board, middle, region[(k + 1) % 3]) and \
+                    adjacent(board, middle, region[(k + 2) % 3]):
+                if playable(board, middle, colour):
+                    n = add_candidate(candidates, n, middle)
+                break
+    return n
+
+
+cdef loc_t self_atari_corrected(Board board, loc_t p, int colour) noexcept nogil:
+    """[fuego] p, or its one liberty when p, a playable move, is a lone stone's self-atari that
+    captures nothing and a stone at the liberty would keep two liberties (Fuego's correction:
+    the self-atari only gives the opponent a stone, the liberty may be the point both want).
+    Throw-ins into eyes stay: there the liberty is a self-atari too."""
+    cdef int i, c, empties = 0
+    cdef loc_t q, liberty = NO_LOC
+    for i in range(4):
+        q = p + board.neighbour_offset[i]
+        c = board.colour[q]
+        if c == C_EMPTY:
+            empties += 1
+            if empties == 2:
+                return p          # the common case: not a self-atari
+            liberty = q
+        elif c == colour:
+            return p              # joins a chain (playable() saw to self-ataris of chains)
+        elif c != C_WALL and board.in_atari(board.chain_head[q]):
+            return p              # captures
+    if empties == 1 and playable(board, liberty, colour) and \
+            liberties_after(board, liberty, colour, 2) >= 2:
+        return liberty
+    return p
+
+
 cdef int pattern_moves(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                       loc_t *candidates) noexcept nogil:
-    """Step 3: empty neighbours of the last move that match a pattern."""
+                       loc_t excluded, loc_t *candidates) noexcept nogil:
+    """Step 5: empty neighbours of the last move that match a pattern, other than excluded."""
     cdef int n = 0, i
     cdef loc_t q
     for i in range(8):
         q = last_move + (board.neighbour_offset[i] if i < 4 else board.diagonal_offset[i - 4])
         if board.colour[q] == C_EMPTY and policy.pattern_table[pattern_index(board, q, colour)] \
-                and playable(board, q, colour):
+                and q != excluded and playable(board, q, colour):
             candidates[n] = q
             n += 1
     return n
 
 
 cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                       unsigned long long *rng) noexcept nogil:
+                       BoardFeatures ladders, unsigned long long *rng) noexcept nogil:
     """The policy's move for colour (module docstring), or PASS_LOC."""
     cdef loc_t candidates[MAX_CANDIDATES]
     cdef int n, i, start, num_empty
-    cdef loc_t p
+    cdef loc_t p, ladder_caught = NO_LOC
     if last_move >= 0:
         if policy.use_tactics:
-            n = escape_moves(board, colour, last_move, candidates)
+            n = escape_moves(board, colour, last_move, policy, ladders, candidates, &ladder_caught)
             if n == 0:
                 n = capture_moves(board, colour, last_move, candidates)
+            if n == 0 and policy.fuego_tactics:
+                n = low_liberty_moves(board, colour, last_move, candidates)
+                if n == 0:
+                    n = nakade_moves(board, colour, last_move, candidates)
             if n > 0:
                 return candidates[random_below(rng, n)]
         if policy.use_patterns:
-            n = pattern_moves(board, colour, last_move, policy, candidates)
+            n = pattern_moves(board, colour, last_move, policy, ladder_caught, candidates)
             if n > 0:
-                return candidates[random_below(rng, n)]
+                p = candidates[random_below(rng, n)]
+                return self_atari_corrected(board, p, colour) if policy.fuego_tactics else p
     num_empty = board.num_empty
     if num_empty == 0:
         return PASS_LOC
@@ -222,7 +439,7 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPo
     for start in range(num_empty):       # every empty point once, from a random one on
         p = board.empty_list[i]
         if playable(board, p, colour):
-            return p
+            return self_atari_corrected(board, p, colour) if policy.fuego_tactics else p
         i += 1
         if i == num_empty:
             i = 0
@@ -230,7 +447,7 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPo
 
 
 cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                  unsigned long long *rng, int *first_player) noexcept nogil:
+                  BoardFeatures ladders, unsigned long long *rng, int *first_player) noexcept nogil:
     """Play the policy for both sides from colour to move until two passes or policy.max_moves.
     last_move: the previous move (PASS_LOC or NO_LOC if none). Returns the moves played."""
     cdef int moves = 0, passes = 0
@@ -238,7 +455,7 @@ cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy 
     if last_move == PASS_LOC:
         passes = 1
     while passes < 2 and moves < policy.max_moves:
-        p = choose_move(board, colour, last_move, policy, rng)
+        p = choose_move(board, colour, last_move, policy, ladders, rng)
         if p == PASS_LOC:
             passes += 1
             board.ko_loc = NO_LOC
@@ -319,42 +536,69 @@ cdef class PolicyTable:
 cdef PolicyTable _TABLE = PolicyTable()
 
 
-cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, int size):
+cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, str playout_tactics,
+                               int size) except *:
     cdef PlayoutPolicy policy
+    if playout_tactics not in PLAYOUT_TACTICS:
+        raise ValueError(f"playout tactics must be one of {', '.join(PLAYOUT_TACTICS)}, "
+                         f"not {playout_tactics!r}")
     policy.pattern_table = &_TABLE.view[0]
     policy.use_patterns = use_patterns
     policy.use_tactics = use_tactics
+    policy.fuego_tactics = use_tactics and playout_tactics != "mogo"
+    policy.read_ladders = use_tactics and playout_tactics == "fuego-ladders"
     policy.max_moves = 3 * size * size
     return policy
 
 
+cdef BoardFeatures make_ladder_reader(const PlayoutPolicy *policy, int size):
+    cdef BoardFeatures reader
+    if not policy.read_ladders:
+        return None
+    reader = BoardFeatures(NEED_BLOCK_LADDERS)
+    reader.prepare(size)
+    return reader
+
+
+cdef class _PolicyRun:
+    """A policy and its ladder reader for the Python API below, with a seeded random state."""
+    cdef PlayoutPolicy policy
+    cdef BoardFeatures ladders
+    cdef unsigned long long rng
+
+    def __cinit__(self, int size, bint patterns, bint tactics, str playout_tactics, seed):
+        self.policy = make_policy(patterns, tactics, playout_tactics, size)
+        self.ladders = make_ladder_reader(&self.policy, size)
+        self.rng = <unsigned long long> seed * 0x9E3779B97F4A7C15ULL + 1
+
+
 def policy_move(Board board, int colour, last_move=None, seed=1, bint patterns=True,
-                bint tactics=True):
+                bint tactics=True, str playout_tactics="mogo"):
     """The policy's move for colour (a loc or PASS_LOC); last_move None: no previous move."""
-    cdef PlayoutPolicy policy = make_policy(patterns, tactics, board.size)
-    cdef unsigned long long rng = <unsigned long long> seed * 0x9E3779B97F4A7C15ULL + 1
-    return choose_move(board, colour, NO_LOC if last_move is None else last_move, &policy, &rng)
+    cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
+    return choose_move(board, colour, NO_LOC if last_move is None else last_move, &run.policy,
+                       run.ladders, &run.rng)
 
 
 def policy_moves(Board board, int colour, last_move=None, samples=200, seed=1,
-                 bint patterns=True, bint tactics=True):
+                 bint patterns=True, bint tactics=True, str playout_tactics="mogo"):
     """The set of moves the policy chose in `samples` draws (the board is not changed)."""
-    cdef PlayoutPolicy policy = make_policy(patterns, tactics, board.size)
-    cdef unsigned long long rng = <unsigned long long> seed * 0x9E3779B97F4A7C15ULL + 1
+    cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
     cdef loc_t last = NO_LOC if last_move is None else last_move
-    return {choose_move(board, colour, last, &policy, &rng) for _ in range(samples)}
+    return {choose_move(board, colour, last, &run.policy, run.ladders, &run.rng)
+            for _ in range(samples)}
 
 
 def playout_score(Board board, int colour, last_move=None, double komi=7.0, seed=1,
-                  bint patterns=True, bint tactics=True):
+                  bint patterns=True, bint tactics=True, str playout_tactics="mogo"):
     """Play one playout on a copy of board; (Black's area margin, ownership array, moves)."""
     cdef Board work = Board(board.size)
-    cdef PlayoutPolicy policy = make_policy(patterns, tactics, board.size)
-    cdef unsigned long long rng = <unsigned long long> seed * 0x9E3779B97F4A7C15ULL + 1
+    cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
     owner = np.zeros(board.num_locs, dtype=np.int8)
     cdef signed char[::1] owner_view = owner
     work.copy_position_from(board)
-    moves = play_out(work, colour, NO_LOC if last_move is None else last_move, &policy, &rng, NULL)
+    moves = play_out(work, colour, NO_LOC if last_move is None else last_move, &run.policy,
+                     run.ladders, &run.rng, NULL)
     return area_margin(work, komi, &owner_view[0]), owner, moves
 
 
@@ -364,18 +608,17 @@ def area_count(Board board, double komi=0.0):
 
 
 def playouts_per_second(Board board, int colour, int count, seed=1, bint patterns=True,
-                        bint tactics=True):
+                        bint tactics=True, str playout_tactics="mogo"):
     """count playouts from board (not changed); (seconds, mean moves per playout)."""
     import time
     cdef Board work = Board(board.size)
-    cdef PlayoutPolicy policy = make_policy(patterns, tactics, board.size)
-    cdef unsigned long long rng = <unsigned long long> seed * 0x9E3779B97F4A7C15ULL + 1
+    cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
     cdef long total = 0
     cdef int i
     started = time.perf_counter()
     with nogil:
         for i in range(count):
             work.copy_position_from(board)
-            total += play_out(work, colour, NO_LOC, &policy, &rng, NULL)
+            total += play_out(work, colour, NO_LOC, &run.policy, run.ladders, &run.rng, NULL)
             area_margin(work, 0.0, NULL)
     return time.perf_counter() - started, total / max(count, 1)

@@ -10,6 +10,7 @@
 # - For an expanded node: visits == visits_at_expansion + sum of its children's visits.
 # - The array grows up to max_nodes; past that the search goes on without expanding.
 
+from engine.nets.features cimport BoardFeatures
 from engine.rules.board cimport Board, hash_t
 from engine.rules.types cimport loc_t, MAX_LOCS
 from engine.search.playout cimport PlayoutPolicy
@@ -46,6 +47,8 @@ cdef class TreeSearch:
     cdef hash_t *seen                    # the game's earlier positions, sorted (superko)
     cdef int num_seen
     cdef PlayoutPolicy policy
+    cdef readonly str playout_tactics    # the policy's set of tactics, by name
+    cdef BoardFeatures ladder_reader     # its ladder reader (fuego tactics), else None
     cdef unsigned long long rng
     cdef readonly double komi
     # parameters (see tree.pyx's TreeSearch docstring)

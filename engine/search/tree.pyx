@@ -43,7 +43,8 @@ from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
 from engine.search.playout cimport (PlayoutPolicy, make_policy, play_out, area_margin,
-                                     next_random, liberties_after, pattern_index)
+                                     next_random, liberties_after, pattern_index,
+                                     make_ladder_reader)
 
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
@@ -70,8 +71,10 @@ cdef inline double now() noexcept nogil:
 cdef class TreeSearch:
     """One search tree. Parameters: max_nodes (the node budget), expand_threshold, the RAVE
     equivalence, the UCB exploration constant, the even and the evaluator's prior (in games),
-    value_weight, the playout policy's patterns and tactics (on/off), and the seed of the
-    simulations' random numbers (with one thread and the same seed a search repeats exactly)."""
+    value_weight, the playout policy's patterns and tactics (on/off) and its set of tactics
+    (playout_tactics: one of engine/search/playout.pyx's PLAYOUT_TACTICS), and the
+    seed of the simulations' random numbers (with one thread and the same seed a search repeats
+    exactly)."""
 
     def __cinit__(self):
         self.nodes = NULL
@@ -87,7 +90,7 @@ cdef class TreeSearch:
                  double net_prior_visits=DEFAULT_NET_PRIOR,
                  int net_prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
                  double value_weight=DEFAULT_VALUE_WEIGHT, bint patterns=True,
-                 bint tactics=True, seed=0):
+                 bint tactics=True, str playout_tactics="mogo", seed=0):
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if expand_threshold < 0 or rave_equivalence <= 0 or exploration < 0 or \
@@ -106,7 +109,9 @@ cdef class TreeSearch:
         self.net_prior_visits = net_prior_visits
         self.net_prior_threshold = net_prior_threshold
         self.value_weight = value_weight
-        self.policy = make_policy(patterns, tactics, size)
+        self.policy = make_policy(patterns, tactics, playout_tactics, size)
+        self.playout_tactics = playout_tactics
+        self.ladder_reader = make_ladder_reader(&self.policy, size)
         self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
         self.root_board = Board(size)
         self.work = Board(size)
@@ -508,7 +513,8 @@ cdef class TreeSearch:
         for i in range(self.work.num_locs):
             if self.first_colour[i] == 0:
                 self.first_depth[i] = depth
-        play_out(self.work, colour, last_move, &self.policy, &self.rng, self.first_colour)
+        play_out(self.work, colour, last_move, &self.policy, self.ladder_reader, &self.rng,
+                 self.first_colour)
 
     # --- the budget -------------------------------------------------------------------------
 
