@@ -13,15 +13,18 @@ the games in hand (busy()) are those of the calls in flight plus those returned 
 
 Weights: the learner publishes a weight version with ray.put once every A·k games learned (A: the
 actors running), once per call of every actor, so each actor reads each version once, and the
-object store ships it once per node, not once per call. An actor keeps its copy and fetches a
-version only when its call comes with a newer one. A version is named by the games its weights
-had learned; every game is logged with the version it was played with and its lag: how many
-versions the learner published between its call's start and the call's return. A call's games
-share that lag (its later games were played later on the same weights, but a version spans a
-call of every actor, so the count in versions does not move within a call); in games, the
-learner's weights are up to about 2·A·k games ahead of a game's (the log's game - weight_version).
-A call more than max_weight_lag versions behind is refused, its games counted one by one and
-none learned, and its actor starts again on the newest version.
+object store ships it once per node, not once per call. Each call carries the version's
+ObjectRef as a plain argument, which Ray resolves from the node's object store before the call
+(cheaper for the driver than a reference nested in the arguments, which Ray pickles and tracks
+as borrowed), and an actor replaces its copy only when the version is new to it: nearly every
+call, a version being published once per call of every actor. A version is named by the games
+its weights had learned; every game is logged with the version it was played with and its lag:
+how many versions the learner published between its call's start and the call's return. A
+call's games share that lag (its later games were played later on the same weights, but a
+version spans a call of every actor, so the count in versions does not move within a call); in
+games, the learner's weights are up to about 2·A·k games ahead of a game's (the log's game -
+weight_version). A call more than max_weight_lag versions behind is refused, its games counted
+one by one and none learned, and its actor starts again on the newest version.
 
 Faults: the games of a call whose actor died (the process, or its whole node) are lost, each
 counted as lost, never learned twice (Ray does not retry calls: max_task_retries 0; a call's
@@ -96,12 +99,10 @@ class SelfPlayActor:
         return ray.util.get_node_ip_address()
 
     def play(self, version, weights, phase, games):
-        """A list of `games` games played with weight version `version`. weights: [ObjectRef of
-        its parameters], wrapped in a list so that Ray passes the reference and the array is
-        fetched only when the version is new to this actor."""
+        """A list of `games` games played with weight version `version`, whose parameters are
+        `weights` (read-only: Ray's view of its object store)."""
         if version != self.weights_version:
-            import ray
-            self.worker.network.set_params(ray.get(weights[0]))
+            self.worker.network.set_params(weights)
             self.weights_version = version
         return [what_the_learner_reads(self.worker.play(phase)) for _ in range(games)]
 
@@ -350,7 +351,7 @@ class RayPool:
             games = min(games, self.games - self.trainer.games_trained - self.busy())
         self.idle.discard(worker_id)
         weights_ref = self._current_weights()
-        play = self.actors[worker_id].play.remote(self.weights_game, [weights_ref],
+        play = self.actors[worker_id].play.remote(self.weights_game, weights_ref,
                                                   self.trainer.phase, games)
         self.in_flight[play] = _Call(worker_id, self.version_index, self.weights_game, games)
         self.games_in_flight += games

@@ -110,8 +110,10 @@ MAX_WEIGHT_LAG = 8                   # --ray: versions a game's weights may lag.
                                      # of 8 is a call 8 times slower than the rest: a stuck node's
                                      # games are refused, not learned from weights long gone
 RAY_GAMES_PER_CALL = 8               # --ray: games an actor plays per call. Ray's fixed work in
-                                     # the driver (about 2.5 ms a call, idle) is shared by them, and
-                                     # the weights get up to A·k games older (A actors, k of these)
+                                     # the driver (most of the 2.3-2.9 ms a game of one game a call,
+                                     # BENCHMARKS.md) is shared by them: at 8, learning is most of
+                                     # the driver's work; the weights get up to A·k games older
+                                     # (A actors, k of these)
 
 
 @dataclasses.dataclass(frozen=True)
