@@ -2,22 +2,24 @@
 and with Ray actors on the same settings, and the numbers of the scaling model in BENCHMARKS.md.
 
     python benchmarks/ray_speed.py [--size 9] [--games 400] [--warmup 40] [--rounds 3]
-                                   [--workers 1,2] [--weights PATH] [--arch softseg]
-                                   [--procedure neurogo]
+                                   [--workers 1,2] [--games-per-call 1,8] [--weights PATH]
+                                   [--arch softseg] [--procedure neurogo]
 
 Throughput: each round runs the trainer's loop (Trainer.run) once per worker count with the local
-pool and once with Ray actors, interleaved (local 1, Ray 1, local 2, Ray 2, ...), on the same
-settings (those of benchmarks/train_speed.py: Blair's procedure after the shortcut phase, or
-NeuroGo's for --arch softseg; --procedure neurogo trains the ISN by NeuroGo's). Games/s are timed from the end of the --warmup games (the pool
-starting, Ray's actors importing kosumi) to the last game; the table has each configuration's
-median over the rounds and Ray's ratio to the local pool. One worker of the local pool plays in
-the learner's process, as `kosumi-train --workers 1` does. One local Ray, started once as
-`kosumi-train --ray` starts it, serves every Ray run.
+pool and once with Ray actors per games-per-call count (kosumi-train --ray-games-per-call),
+interleaved (local 1, Ray 1 at 1 game a call, Ray 1 at 8, local 2, ...), on the same settings
+(those of benchmarks/train_speed.py: Blair's procedure after the shortcut phase, or NeuroGo's
+for --arch softseg; --procedure neurogo trains the ISN by NeuroGo's). Games/s are timed from the
+end of the --warmup games (the pool starting, Ray's actors importing kosumi) to the last game;
+the table has each configuration's median over the rounds and Ray's ratio to the local pool.
+One worker of the local pool plays in the learner's process, as `kosumi-train --workers 1` does.
+One local Ray, started once as `kosumi-train --ray` starts it, serves every Ray run.
 
 Scaling model: the learner's cost per game in the driver, timed on games played beforehand:
 unpickling a game's result (what both pools receive) and learning from it (Trainer._apply); the
-driver's busy time per game in the one-actor Ray run (the pool's learner_busy: apply plus Ray's
-own per-game work); the bytes of a weight version (what ray.put publishes) and of a result.
+driver's busy time per game in each Ray run (everything but waiting for games: apply, logging and
+Ray's own work, which a call's games share); the bytes of a weight version (what ray.put
+publishes) and of a result.
 """
 import argparse
 import dataclasses
@@ -58,7 +60,7 @@ class RecordedRayPool(raypool.RayPool):
         RecordedRayPool.made.append(self)
 
 
-def timed_run(settings, weights_path, workers, games, warmup, ray_address):
+def timed_run(settings, weights_path, workers, games, warmup, ray_address, games_per_call):
     """(games/s after the warm-up, mean game length, and with Ray the driver's seconds per game
     not spent waiting for games: learning, logging and Ray's own work) of one trainer loop."""
     RecordedRayPool.made.clear()
@@ -75,7 +77,7 @@ def timed_run(settings, weights_path, workers, games, warmup, ray_address):
 
         trainer._apply = apply_and_stamp
         trainer.run(games=warmup + games, workers=workers, checkpoint_every=0, progress=False,
-                    ray_address=ray_address)
+                    ray_address=ray_address, ray_games_per_call=games_per_call)
         trainer.close()
         lengths = [json.loads(line)["length"] for line in
                    (Path(directory) / "run" / "log.jsonl").read_text().splitlines()
@@ -123,6 +125,10 @@ def main():
                         help="games per run before the clock starts (default 40)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
+    parser.add_argument("--games-per-call", default=f"1,{train.RAY_GAMES_PER_CALL}",
+                        help=f"comma-separated games per Ray actor call, each timed "
+                             f"(default 1,{train.RAY_GAMES_PER_CALL}: one against kosumi-train's "
+                             f"default)")
     parser.add_argument("--weights", help="weight file to play with (default: a fresh net)")
     parser.add_argument("--arch", choices=("isn", "softseg"), default="isn",
                         help="the architecture trained (a --weights file says its own)")
@@ -138,28 +144,35 @@ def main():
     if args.procedure and args.procedure != settings.procedure:
         settings = dataclasses.replace(settings, procedure=args.procedure, lam=None)
     worker_counts = [int(w) for w in args.workers.split(",")]
+    call_sizes = [int(k) for k in args.games_per_call.split(",")]
+    if min(call_sizes) < 1:
+        parser.error("--games-per-call: every count must be at least 1")
     raypool.RayPool = RecordedRayPool           # Trainer.run() imports it from there
+    # (pool, games per call: None for the local pool), in the order each round runs them
+    pools = [("local", None)] + [("ray", k) for k in call_sizes]
 
     ray.init(address="local", include_dashboard=False, log_to_driver=False)
-    rates = {(pool, workers): [] for workers in worker_counts for pool in ("local", "ray")}
+    rates = {(pool, k, workers): [] for workers in worker_counts for pool, k in pools}
     lengths, busy_per_game = [], {}
     try:
         for _ in range(args.rounds):
             for workers in worker_counts:
-                for pool in ("local", "ray"):
+                for pool, k in pools:
                     rate, length, busy = timed_run(settings, args.weights, workers, args.games,
-                                                   args.warmup, "local" if pool == "ray" else None)
-                    rates[pool, workers].append(rate)
+                                                   args.warmup, "local" if pool == "ray" else None,
+                                                   k or 1)
+                    rates[pool, k, workers].append(rate)
                     lengths.append(length)
                     if busy is not None:
-                        busy_per_game.setdefault(workers, []).append(busy)
+                        busy_per_game.setdefault((k, workers), []).append(busy)
     finally:
         ray.shutdown()
     play, unpickle, apply, result_bytes, weight_bytes, parameters = learner_costs(
         settings, args.weights, args.learner_games)
 
     print(f"command: python benchmarks/ray_speed.py --size {args.size} --games {args.games} "
-          f"--warmup {args.warmup} --rounds {args.rounds} --workers {args.workers}"
+          f"--warmup {args.warmup} --rounds {args.rounds} --workers {args.workers} "
+          f"--games-per-call {args.games_per_call}"
           + (f" --weights {args.weights}" if args.weights else "")
           + (f" --arch {args.arch}" if args.arch != "isn" else "")
           + (f" --procedure {args.procedure}" if args.procedure else "")
@@ -168,17 +181,19 @@ def main():
           f"{settings.arch}, {settings.feature_set}, procedure {settings.procedure}; net "
           f"{args.weights or 'fresh (untrained)'}; mean game length {np.mean(lengths):.1f}")
     print()
-    print(f"{'workers':<10}{'local pool g/s':>16}{'Ray actors g/s':>16}{'Ray / local':>13}"
-          f"{'driver ms/game (Ray)':>22}")
+    print(f"{'workers':<10}{'games/call':>12}{'local pool g/s':>16}{'Ray actors g/s':>16}"
+          f"{'Ray / local':>13}{'driver ms/game (Ray)':>22}")
     for workers in worker_counts:
-        local = statistics.median(rates["local", workers])
-        on_ray = statistics.median(rates["ray", workers])
-        busy = statistics.median(busy_per_game[workers]) if workers in busy_per_game else None
-        print(f"{workers:<10}{local:>16.1f}{on_ray:>16.1f}{on_ray / local:>13.3f}"
-              f"{'' if busy is None else f'{1000 * busy:.3f}':>22}")
+        local = statistics.median(rates["local", None, workers])
+        for k in call_sizes:
+            on_ray = statistics.median(rates["ray", k, workers])
+            busy = statistics.median(busy_per_game[k, workers])
+            print(f"{workers:<10}{k:>12}{local:>16.1f}{on_ray:>16.1f}{on_ray / local:>13.3f}"
+                  f"{1000 * busy:>22.3f}")
     print(f"(each: median of {args.rounds} rounds; every run's games/s: "
-          + "; ".join(f"{pool} {w}: " + ", ".join(f"{r:.1f}" for r in rates[pool, w])
-                      for w in worker_counts for pool in ("local", "ray")) + ")")
+          + "; ".join(f"{'local' if k is None else f'Ray at {k} a call'} {w}: "
+                      + ", ".join(f"{r:.1f}" for r in rates[pool, k, w])
+                      for w in worker_counts for pool, k in pools) + ")")
     print()
     per_worker = 1 / play
     print(f"{'per game':<52}{'value':>14}")
@@ -193,9 +208,10 @@ def main():
           f"{1 / (unpickle + apply) / per_worker:>14.1f}")
     # Ray's own work per game in the driver comes on top; the run with the most actors publishes
     # a weight version least often, as a cluster does
-    most = max(busy_per_game)
-    label = f"  with the driver's busy time under Ray ({most} actors)"
-    print(f"{label:<52}{1 / statistics.median(busy_per_game[most]) / per_worker:>14.1f}")
+    most = max(worker_counts)
+    for k in call_sizes:
+        label = f"  with the driver under Ray ({most} actors, {k} games/call)"
+        print(f"{label:<52}{1 / statistics.median(busy_per_game[k, most]) / per_worker:>14.1f}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """kosumi-train --ray: self-play on Ray actors (engine/training/raypool.py) against one local Ray
-of two CPUs shared by the module: the same run as the local pool, dead actors, actors that
-cannot start, stale weights, stopping and resuming; no Ray at all without --ray, and clear exits
-without Ray installed or without a cluster at the address."""
+of two CPUs shared by the module: the same run as the local pool with one game per actor call
+and with several, dead actors and the games of their calls, actors that cannot start, stale
+weights, stopping and resuming; no Ray at all without --ray, and clear exits without Ray
+installed or without a cluster at the address."""
 import json
 import signal
 import socket
@@ -55,14 +56,27 @@ def lines_of(run_dir, kind):
     return [line for line in read_log(run_dir) if line["type"] == kind]
 
 
+def runs_of_workers(games):
+    """The log's game lines cut into runs of one worker's consecutive games."""
+    runs = []
+    for line in games:
+        if runs and runs[-1][0]["worker"] == line["worker"]:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return runs
+
+
+@pytest.mark.parametrize("games_per_call", [1, 3])
 def test_ray_run_has_the_local_pools_structure_and_learns(ray_address, actors_start_together,
-                                                          tmp_path):
+                                                          tmp_path, games_per_call):
     settings = train.TrainSettings(**TINY)
     local = train.Trainer.create(tmp_path / "local", settings)
     local.run(games=12, workers=2, checkpoint_every=5, progress=False)
     trainer = train.Trainer.create(tmp_path / "ray", settings)
     initial = trainer.network.get_params()
-    trainer.run(games=12, workers=2, checkpoint_every=5, progress=False, ray_address=ray_address)
+    trainer.run(games=12, workers=2, checkpoint_every=5, progress=False, ray_address=ray_address,
+                ray_games_per_call=games_per_call)
     trainer.close()
 
     assert not np.array_equal(trainer.network.get_params(), initial)
@@ -77,8 +91,15 @@ def test_ray_run_has_the_local_pools_structure_and_learns(ray_address, actors_st
     assert {line["worker"] for line in games} == {0, 1}
     assert all(set(line) == set(local_games[0]) | RAY_FIELDS for line in games)
     assert all(line["weight_lag"] >= 0 and line["weight_version"] < line["game"] for line in games)
+    # a call's games reach the learner in a row, with one weight version and lag
+    calls = [run[i:i + games_per_call] for run in runs_of_workers(games)
+             for i in range(0, len(run), games_per_call)]
+    assert all(len(call) == games_per_call for call in calls)
+    assert all(len({(line["weight_version"], line["weight_lag"]) for line in call}) == 1
+               for call in calls)
     status = lines_of(tmp_path / "ray", "workers")[-1]
     assert status["game"] == 12 and status["actors"] == 2
+    assert status["games_per_call"] == games_per_call
     assert set(status["nodes"]) == {line["node"] for line in games}
     assert status["lost_games"] == status["refused_stale"] == 0
 
@@ -96,43 +117,48 @@ def test_softseg_trains_by_neurogos_procedure_on_the_actors(ray_address, tmp_pat
     assert len(trainer.recent) == 4 and not np.array_equal(trainer.network.get_params(), initial)
 
 
-def test_killed_actors_are_replaced_and_their_games_not_counted(ray_address, actors_start_together,
-                                                                tmp_path, monkeypatch):
-    """Each of the two actors is killed just after it is handed its third game: the run goes on
-    with their replacements, and the two games in hand are lost, not counted."""
+def test_killed_actors_are_replaced_and_their_calls_games_lost_not_learned(
+        ray_address, actors_start_together, tmp_path, monkeypatch):
+    """Three games per call; each of the two actors is killed just after it is handed its
+    second call: the run goes on with their replacements, and the six games of the two calls
+    in flight are lost and counted, none learned."""
     handed = []
-    submit = raypool.RayPool.submit
+    call = raypool.RayPool._call
 
-    def submit_then_kill_at_the_third_game(pool, worker_id):
-        submit(pool, worker_id)
+    def call_then_kill_at_the_second_call(pool, worker_id):
+        call(pool, worker_id)
         handed.append(worker_id)
-        if worker_id in (0, 1) and handed.count(worker_id) == 3:
+        if worker_id in (0, 1) and handed.count(worker_id) == 2:
             ray.kill(pool.actors[worker_id])
 
-    monkeypatch.setattr(raypool.RayPool, "submit", submit_then_kill_at_the_third_game)
+    monkeypatch.setattr(raypool.RayPool, "_call", call_then_kill_at_the_second_call)
     trainer = train.Trainer.create(tmp_path / "run", train.TrainSettings(**TINY))
-    trainer.run(games=16, workers=2, checkpoint_every=0, progress=False, ray_address=ray_address)
+    trainer.run(games=16, workers=2, checkpoint_every=0, progress=False, ray_address=ray_address,
+                ray_games_per_call=3)
     trainer.close()
 
     games = lines_of(tmp_path / "run", "game")
-    assert [line["game"] for line in games] == list(range(1, 17))
+    assert [line["game"] for line in games] == list(range(1, 17))   # each game learned once
     workers = [line["worker"] for line in games]
-    assert workers.count(0) == workers.count(1) == 2       # the third game of each was lost
-    assert set(workers) - {0, 1} <= {2, 3} and len(workers) - 4 == 12   # the replacements' games
+    assert workers.count(0) == workers.count(1) == 3       # their first calls; the second lost
+    assert set(workers) - {0, 1} <= {2, 3} and len(workers) - 6 == 10   # the replacements' games
     deaths = lines_of(tmp_path / "run", "actor")
-    assert sorted((line["worker"], line["event"]) for line in deaths) == [(0, "died"), (1, "died")]
+    assert sorted((line["worker"], line["event"], line["games_lost"]) for line in deaths) == \
+        [(0, "died", 3), (1, "died", 3)]
     assert {line["replacement"] for line in deaths} == {2, 3}
     status = lines_of(tmp_path / "run", "workers")[-1]
-    assert status["lost_games"] == 2 and status["actors_replaced"] == 2
+    assert status["lost_games"] == 6 and status["actors_replaced"] == 2
     assert status["actors"] + status["actors_starting"] == 2
     assert trainer.games_trained == 16
 
 
 def test_games_from_stale_weights_are_refused_and_counted(ray_address, actors_start_together,
                                                           tmp_path):
+    """Two games per call: a call that returns after the other actor's call published a new
+    version is refused, both its games counted."""
     trainer = train.Trainer.create(tmp_path / "run", train.TrainSettings(**TINY))
     trainer.run(games=20, workers=2, checkpoint_every=0, progress=False, ray_address=ray_address,
-                max_weight_lag=0)
+                max_weight_lag=0, ray_games_per_call=2)
     trainer.close()
     games = lines_of(tmp_path / "run", "game")
     assert [line["game"] for line in games] == list(range(1, 21))
@@ -163,7 +189,7 @@ def test_stopped_driver_checkpoints_and_resume_continues(ray_address, tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "engine.train", "--run-dir", str(run_dir), "--size", "5",
          "--seed", "5", "--shortcut-games", "2", "--checkpoint-every", "1000", "--no-progress",
-         "--ray", ray_address, "--workers", "2"],
+         "--ray", ray_address, "--workers", "2", "--ray-games-per-call", "2"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while len(lines_of(run_dir, "game") if (run_dir / "log.jsonl").exists() else []) < 5:
@@ -193,10 +219,11 @@ def test_without_ray_the_trainer_does_not_import_it(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-def test_max_weight_lag_needs_ray(tmp_path, capsys):
+@pytest.mark.parametrize("option", ["--max-weight-lag", "--ray-games-per-call"])
+def test_the_ray_options_need_ray(tmp_path, capsys, option):
     with pytest.raises(SystemExit):
-        train.main(["--run-dir", str(tmp_path / "run"), "--max-weight-lag", "2"])
-    assert "--max-weight-lag is for the Ray actors" in capsys.readouterr().err
+        train.main(["--run-dir", str(tmp_path / "run"), option, "2"])
+    assert f"{option} is for the Ray actors" in capsys.readouterr().err
 
 
 def test_without_ray_installed_the_trainer_says_how_to_install_it(tmp_path, monkeypatch):

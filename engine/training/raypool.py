@@ -5,17 +5,31 @@ progress_text, close), so Trainer.run() learns from its games exactly as from th
 processes; only the self-play moves to the actors. Ray is imported when a RayPool is made, never
 by a run without --ray.
 
-Weights: the learner publishes a weight version with ray.put once every A games learned (A: the
-actors running), so each actor reads each version once, and the object store ships it once per
-node, not once per game. An actor keeps its copy and fetches a version only when its game comes
-with a newer one. A version is named by the games its weights had learned; every game is logged
-with the version it was played with and its lag: how many versions the learner published while
-it was played. A game more than max_weight_lag versions behind is refused (counted, not learned)
-and its actor starts again on the newest version.
+Calls: an actor call plays k games (games_per_call, kosumi-train --ray-games-per-call) with one
+weight version and returns them together: Ray's fixed work in the driver (the call, the wait, the
+fetch) is paid once per k games. The pool still hands the learner one game at a time, the call's
+games in a row; an actor gets its next call once every game of its last one was handed out, so
+the games in hand (busy()) are those of the calls in flight plus those returned and not learned.
 
-Faults: a game whose actor died (the process, or its whole node) is lost and counted as lost,
-never learned twice (Ray does not retry the games: max_task_retries 0), and the actor is
-replaced by a new one when the cluster has a CPU for it; until then the run goes on with fewer.
+Weights: the learner publishes a weight version with ray.put once every A·k games learned (A: the
+actors running), once per call of every actor, so each actor reads each version once, and the
+object store ships it once per node, not once per call. Each call carries the version's
+ObjectRef as a plain argument, which Ray resolves from the node's object store before the call
+(cheaper for the driver than a reference nested in the arguments, which Ray pickles and tracks
+as borrowed), and an actor replaces its copy only when the version is new to it: nearly every
+call, a version being published once per call of every actor. A version is named by the games
+its weights had learned; every game is logged with the version it was played with and its lag:
+how many versions the learner published between its call's start and the call's return. A
+call's games share that lag (its later games were played later on the same weights, but a
+version spans a call of every actor, so the count in versions does not move within a call); in
+games, the learner's weights are up to about 2·A·k games ahead of a game's (the log's game -
+weight_version). A call more than max_weight_lag versions behind is refused, its games counted
+one by one and none learned, and its actor starts again on the newest version.
+
+Faults: the games of a call whose actor died (the process, or its whole node) are lost, each
+counted as lost, never learned twice (Ray does not retry calls: max_task_retries 0; a call's
+results come back all together or not at all), and the actor is replaced by a new one when the
+cluster has a CPU for it; until then the run goes on with fewer.
 An actor that cannot start at all (e.g. a node without kosumi installed) is not replaced, and when
 no actor is left the run stops with an error. Each death or failed start is a log line
 ({"type": "actor", ...}); every STATUS_SECONDS a status line ({"type": "workers", ...}) gives
@@ -84,29 +98,41 @@ class SelfPlayActor:
         import ray
         return ray.util.get_node_ip_address()
 
-    def play(self, version, weights, phase):
-        """One game with weight version `version`. weights: [ObjectRef of its parameters],
-        wrapped in a list so that Ray passes the reference and the array is fetched only when
-        the version is new to this actor."""
+    def play(self, version, weights, phase, games):
+        """A list of `games` games played with weight version `version`, whose parameters are
+        `weights` (read-only: Ray's view of its object store)."""
         if version != self.weights_version:
-            import ray
-            self.worker.network.set_params(ray.get(weights[0]))
+            self.worker.network.set_params(weights)
             self.weights_version = version
-        return what_the_learner_reads(self.worker.play(phase))
+        return [what_the_learner_reads(self.worker.play(phase)) for _ in range(games)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Call:
+    """An actor call in flight."""
+    worker_id: int
+    version_index: int      # the weight version's number in this session (its lag counts from it)
+    version: int            # the version's name: the games its weights had learned
+    games: int
 
 
 class RayPool:
-    """Self-play actors on a Ray cluster, each with one game in hand at a time.
+    """Self-play actors on a Ray cluster, each with one call of up to games_per_call games in
+    hand at a time.
 
     trainer: the Trainer whose network and counter the games serve; address: ray.init()'s
     ("local", "auto", HOST:PORT; ignored when this process is already connected to Ray); actors:
     how many (None: one per CPU of the cluster); games: the run's target (None: no end), so that
-    a replacement actor gets a game only when one is still wanted; log: the run's log stream;
-    stop: the trainer's Interrupted flag (next_result returns None once it is set)."""
+    no call plays games beyond it and a replacement actor gets a call only when games are still
+    wanted; log: the run's log stream; stop: the trainer's Interrupted flag (next_result returns
+    None once it is set)."""
 
-    def __init__(self, trainer, address, actors, games, max_weight_lag, log, stop):
+    def __init__(self, trainer, address, actors, games, max_weight_lag, games_per_call, log, stop):
+        if games_per_call < 1:
+            raise ValueError(f"games per actor call must be at least 1, not {games_per_call}")
         ray = self.ray = require_ray()
         self.trainer, self.games, self.max_weight_lag = trainer, games, max_weight_lag
+        self.games_per_call = games_per_call
         self.log, self.stop = log, stop
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
@@ -150,10 +176,12 @@ class RayPool:
         self.actors = {}            # worker id -> actor handle (started or starting)
         self.starting = {}          # the ref of an actor's node() call -> worker id
         self.nodes = {}             # worker id -> node address, for the started actors
-        self.idle = set()           # started actors without a game
-        self.in_flight = {}         # the ref of a play() call -> (worker id, version index,
-                                    # version): the weights it was played with
-        self.ready = collections.deque()    # refs that ray.wait() found ready, not yet handled
+        self.idle = set()           # started actors without a call, all its games handed out
+        self.in_flight = {}         # the ref of a play() call -> its _Call
+        self.games_in_flight = 0    # the games of those calls
+        self.returned = collections.deque()   # games returned and not yet handed to the learner,
+                                    # a call's in a row: (worker id, result, log fields, whether
+                                    # it is its call's last)
         self.next_worker_id = 0
         self.weights_ref = None
         self.weights_game = None    # the version being handed out: the games its weights learned
@@ -173,25 +201,23 @@ class RayPool:
     # ------------------------------------------------------------ the pool's interface
 
     def submit(self, worker_id):
-        """Give the actor a game with the newest weight version (published now if it is due)."""
-        self.idle.discard(worker_id)
-        weights_ref = self._current_weights()
-        play = self.actors[worker_id].play.remote(self.weights_game, [weights_ref],
-                                                  self.trainer.phase)
-        self.in_flight[play] = (worker_id, self.version_index, self.weights_game)
+        """The learner has learned one of the actor's games and wants more (Trainer.run calls
+        this after each game): its next call starts once its last call's games are all handed
+        out, i.e. after its last game."""
+        if worker_id in self.idle:
+            self._call(worker_id)
 
     def busy(self):
-        return len(self.in_flight)
+        """The games in hand: those of the calls in flight and those returned, not yet learned."""
+        return self.games_in_flight + len(self.returned)
 
     def next_result(self):
         """The next game to learn: (worker id, play_training_game()'s result, log fields: node,
         weight version and lag), or None when the stop flag was set while waiting. Deaths,
-        started actors and refused games are dealt with on the way."""
+        started actors and refused calls are dealt with on the way."""
         while True:
-            while self.ready:
-                arrival = self._handle(self.ready.popleft())
-                if arrival is not None:
-                    return arrival
+            if self.returned:
+                return self._hand_out_game()
             if self.stop.stop:
                 return None
             self._fill()
@@ -208,11 +234,12 @@ class RayPool:
                       f"actor(s): no CPU free in the cluster?", file=sys.stderr)
                 self.waiting_reported = True
             start = time.monotonic()
-            ready, _ = self.ray.wait(refs, num_returns=1, timeout=WAIT_SECONDS)
-            if ready:       # take every game that is in, not one wait per game
-                ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
+            ready_refs, _ = self.ray.wait(refs, num_returns=1, timeout=WAIT_SECONDS)
+            if ready_refs:      # take every call that is in, not one wait per call
+                ready_refs, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
             self.waited += time.monotonic() - start
-            self.ready.extend(ready)
+            for ref in ready_refs:
+                self._take(ref)
 
     def progress_text(self):
         """Games/s per node, the actors, the weight lag, refused and lost games."""
@@ -230,8 +257,8 @@ class RayPool:
         return text
 
     def close(self):
-        """A last status line, then the actors are killed (their games in hand are dropped) and
-        a Ray this pool started is shut down."""
+        """A last status line, then the actors are killed (their games in hand, in flight or
+        returned and not learned, are dropped) and a Ray this pool started is shut down."""
         try:
             self._write_status()
         finally:
@@ -247,9 +274,9 @@ class RayPool:
         self.starting[actor.node.remote()] = worker_id
         return worker_id
 
-    def _handle(self, ref):
-        """A ready ref: an actor that started (or could not), a game that came back (returned if
-        it is to be learned) or a game lost with its actor."""
+    def _take(self, ref):
+        """A ready ref: an actor that started (or could not), a call that came back (its games
+        queued for the learner unless refused as stale) or a call lost with its actor."""
         ray = self.ray
         if ref in self.starting:
             worker_id = self.starting.pop(ref)
@@ -263,30 +290,43 @@ class RayPool:
             self.idle.add(worker_id)
             if self.first_started is None:
                 self.first_started = time.monotonic()
-            return None
-        worker_id, version_index, version = self.in_flight.pop(ref)
+            return
+        call = self.in_flight.pop(ref)
+        self.games_in_flight -= call.games
         try:
-            result = ray.get(ref)
-        # ObjectLostError: the game was played, but its node died before the result was fetched
+            results = ray.get(ref)
+        # ObjectLostError: the games were played, but their node died before they were fetched
         except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
-            node = self.nodes.get(worker_id)
-            self.counts["lost_games"] += 1
+            node = self.nodes.get(call.worker_id)
+            self.counts["lost_games"] += call.games
             self.counts["actors_replaced"] += 1
-            self._forget(worker_id)
+            self._forget(call.worker_id)
             replacement = self._start_actor()
-            self._log_actor_event(worker_id, node, "died", error, replacement)
-            return None
-        lag = self.version_index - version_index
-        self.idle.add(worker_id)
+            self._log_actor_event(call.worker_id, node, "died", error, replacement, call.games)
+            return
+        lag = self.version_index - call.version_index
         if self.max_weight_lag is not None and lag > self.max_weight_lag:
-            self.counts["refused_stale"] += 1       # _fill() gives the actor the newest weights
-            return None
-        node = self.nodes[worker_id]
+            self.counts["refused_stale"] += len(results)   # _fill() gives it the newest weights
+            self.idle.add(call.worker_id)
+            return
+        tags = {"node": self.nodes[call.worker_id], "weight_version": call.version,
+                "weight_lag": lag}
+        for index, result in enumerate(results):
+            # own arrays at once, so that Ray's shared memory holding the call is freed
+            self.returned.append((call.worker_id, _own_arrays(result), tags,
+                                  index == len(results) - 1))
+
+    def _hand_out_game(self):
+        """The oldest returned game, for the learner; the actor is free for a new call once it
+        was its call's last."""
+        worker_id, result, tags, last_of_call = self.returned.popleft()
+        if last_of_call:
+            self.idle.add(worker_id)
+        node = tags["node"]
         self.arrivals.append((time.monotonic(), node))
         self.arrivals_by_node[node] += 1
-        self.recent_lags.append(lag)
-        return worker_id, _own_arrays(result), {"node": node, "weight_version": version,
-                                                 "weight_lag": lag}
+        self.recent_lags.append(tags["weight_lag"])
+        return worker_id, result, tags
 
     def _forget(self, worker_id):
         """Drop a dead actor (killed too, in case it is only unreachable)."""
@@ -296,16 +336,30 @@ class RayPool:
         self.ray.kill(actor)
 
     def _fill(self):
-        """Games for the idle actors, as long as the run wants more."""
+        """Calls for the idle actors, as long as the run wants more games."""
         for worker_id in sorted(self.idle):
             if self.games is not None and self.trainer.games_trained + self.busy() >= self.games:
                 break
-            self.submit(worker_id)
+            self._call(worker_id)
+
+    def _call(self, worker_id):
+        """Give the idle actor a call with the newest weight version (published now if it is
+        due): games_per_call games, fewer when the run's target wants fewer (callers make sure
+        it wants at least one)."""
+        games = self.games_per_call
+        if self.games is not None:
+            games = min(games, self.games - self.trainer.games_trained - self.busy())
+        self.idle.discard(worker_id)
+        weights_ref = self._current_weights()
+        play = self.actors[worker_id].play.remote(self.weights_game, weights_ref,
+                                                  self.trainer.phase, games)
+        self.in_flight[play] = _Call(worker_id, self.version_index, self.weights_game, games)
+        self.games_in_flight += games
 
     def _current_weights(self):
         """The ObjectRef of the newest version, published anew once every started actor could
-        have finished a game since the last (at least one game learned)."""
-        due = max(1, len(self.nodes))
+        have finished a call since the last (at least one game learned)."""
+        due = max(1, len(self.nodes)) * self.games_per_call
         if self.weights_ref is None or self.trainer.games_trained - self.weights_game >= due:
             self.weights_ref = self.ray.put(self.trainer.network.get_params())
             self.weights_game = self.trainer.games_trained
@@ -347,7 +401,7 @@ class RayPool:
                 "weight_version": self.weights_game,
                 "weight_lag_mean": round(float(np.mean(self.recent_lags)), 3) if self.recent_lags else None,
                 "weight_lag_max": max(self.recent_lags) if self.recent_lags else None,
-                "max_weight_lag": self.max_weight_lag,
+                "max_weight_lag": self.max_weight_lag, "games_per_call": self.games_per_call,
                 # the share of the time the learner was not waiting for games: near 1, the
                 # learner is what limits the run, and more actors would not help
                 "learner_busy": round(1.0 - min((self.waited - self.waited_at_status) / interval, 1.0), 3),
@@ -356,17 +410,18 @@ class RayPool:
         self.log.flush()
         self.last_status, self.waited_at_status = now, self.waited
 
-    def _log_actor_event(self, worker_id, node, event, error, replacement=None):
+    def _log_actor_event(self, worker_id, node, event, error, replacement=None, games_lost=0):
         """The whole error goes to the log (Ray's say where the actor ran and, for a failed start,
         the exception with its traceback); its last line, the cause, to stderr."""
         lines = [line.strip() for line in ANSI_COLOUR.sub("", str(error)).splitlines() if line.strip()]
         message = " ".join(lines) or type(error).__name__
         line = {"type": "actor", "game": self.trainer.games_trained, "worker": worker_id,
-                "node": node, "event": event, "replacement": replacement, "error": message}
+                "node": node, "event": event, "replacement": replacement,
+                "games_lost": games_lost, "error": message}
         self.log.write(json.dumps(line) + "\n")
         self.log.flush()
-        what = (f"died; its game is lost, worker {replacement} replaces it" if event == "died"
-                else "could not start and is not replaced")
+        what = (f"died; its {games_lost} game(s) in hand are lost, worker {replacement} "
+                f"replaces it" if event == "died" else "could not start and is not replaced")
         print(f"kosumi-train: self-play actor {worker_id}{f' on {node}' if node else ''} {what} "
               f"({lines[-1] if lines else type(error).__name__})", file=sys.stderr)
 

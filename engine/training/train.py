@@ -48,7 +48,8 @@ One worker plays in-process; with --seed such a run is reproducible bit for bit,
 continues exactly (weights, game counter, generator state, recent games, log). With several workers
 the arrival order varies, so runs are not reproducible. With --ray the workers are Ray actors on
 a cluster (engine/training/raypool.py, the same interface as _WorkerPool; Ray is imported only
-then): weights go out through Ray's object store, and the learner stays in this process.
+then), each playing --ray-games-per-call games per call: weights go out through Ray's object
+store, and the learner stays in this process and still learns one game at a time.
 
 Run directory:
     settings.json          the training settings (the newest; a checkpoint's own are in its
@@ -105,8 +106,14 @@ CHECKPOINTS = "checkpoints"
 ARCHITECTURES = ("isn", "softseg")   # Blair's ISN; NeuroGo 3's soft segmentation (--arch softseg)
 SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
 MAX_WEIGHT_LAG = 8                   # --ray: versions a game's weights may lag. One is published
-                                     # each time every actor could have finished a game, so a lag
-                                     # of 8 is a game 8 times slower than the rest: a stuck node's
+                                     # each time every actor could have finished a call, so a lag
+                                     # of 8 is a call 8 times slower than the rest: a stuck node's
+                                     # games are refused, not learned from weights long gone
+RAY_GAMES_PER_CALL = 8               # --ray: games an actor plays per call. Ray's fixed work in
+                                     # the driver (most of the 2.3-2.9 ms a game of one game a call,
+                                     # BENCHMARKS.md) is shared by them: at 8, learning is most of
+                                     # the driver's work; the weights get up to A·k games older
+                                     # (A actors, k of these)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -570,19 +577,21 @@ class Trainer:
     # ------------------------------------------------------------ the loop
 
     def run(self, games=None, workers=1, checkpoint_every=100, eval_every=0, eval_games=10,
-            progress=True, stop=None, ray_address=None, max_weight_lag=MAX_WEIGHT_LAG):
+            progress=True, stop=None, ray_address=None, max_weight_lag=MAX_WEIGHT_LAG,
+            ray_games_per_call=RAY_GAMES_PER_CALL):
         """Train until games_trained reaches games (None: until interrupted). With ray_address
         ("local" starts a local Ray, "auto" or HOST:PORT joins a running cluster) the self-play
         workers are Ray actors (engine/training/raypool.py; workers None: one per CPU of the
-        cluster), and a game played with weights more than max_weight_lag versions old is
-        refused."""
+        cluster), each playing ray_games_per_call games per call, and a game played with weights
+        more than max_weight_lag versions old is refused."""
         stop = stop or Interrupted()
         log = open(self.run_dir / LOG_FILE, "a")
         recent = collections.deque(maxlen=RECENT_RESULTS)
         bar = _progress_bar(self.games_trained, games, progress)
         if ray_address is not None:
             from engine.training.raypool import RayPool     # Ray is imported only for --ray
-            pool = RayPool(self, ray_address, workers, games, max_weight_lag, log, stop)
+            pool = RayPool(self, ray_address, workers, games, max_weight_lag, ray_games_per_call,
+                           log, stop)
         else:
             pool = _WorkerPool(self, workers) if workers > 1 else None
         started = time.perf_counter()
@@ -611,7 +620,7 @@ class Trainer:
                 log.flush()
                 recent.append(game.summary)
                 _update_bar(bar, recent, mean_loss, started, self.games_trained - games_at_start,
-                            pool.progress_text() if pool is not None else "")
+                            pool)
                 if checkpoint_every and self.games_trained % checkpoint_every == 0:
                     self.checkpoint()
                 if eval_every and self.games_trained % eval_every == 0:
@@ -887,10 +896,13 @@ def _progress_bar(initial, total, enabled):
                 smoothing=0.05)
 
 
-def _update_bar(bar, recent, mean_loss, started, games_this_session, pool_text):
-    """pool_text: what the worker pool adds (Ray's: games/s per node, weight staleness)."""
+def _update_bar(bar, recent, mean_loss, started, games_this_session, pool):
+    """pool: the worker pool (None: in-process), whose progress_text() the bar adds (Ray's:
+    games/s per node, weight staleness); asked only when there is a bar, as it costs the
+    driver time on every game."""
     if bar is None:
         return
+    pool_text = pool.progress_text() if pool is not None else ""
     elapsed = time.perf_counter() - started
     black_wins = sum(r["score"] > 0 for r in recent)
     bar.set_postfix_str(
@@ -1040,8 +1052,13 @@ def build_parser():
                           "the running cluster (`ray start --head` ...); the learner stays here")
     run.add_argument("--max-weight-lag", type=number(int, minimum=0), metavar="N",
                      help=f"with --ray: refuse (and count) a game played with weights more than "
-                          f"N versions old; a version is published once per game of every actor "
+                          f"N versions old; a version is published once per call of every actor "
                           f"(default {MAX_WEIGHT_LAG})")
+    run.add_argument("--ray-games-per-call", type=number(int, minimum=1), metavar="K",
+                     help=f"with --ray: games an actor plays per call, all with one weight "
+                          f"version; more share Ray's own work per call in the driver (the "
+                          f"learner keeps up with more actors), fewer keep the weights fresher "
+                          f"(default {RAY_GAMES_PER_CALL})")
     run.add_argument("--checkpoint-every", type=number(int, minimum=0), default=500, metavar="N",
                      help="checkpoint every N games (default 500; always on exit)")
     run.add_argument("--eval-every", type=number(int, minimum=0), default=0, metavar="K",
@@ -1167,8 +1184,9 @@ def main(argv=None):
         return 0
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.max_weight_lag is not None and args.ray is None:
-        parser.error("--max-weight-lag is for the Ray actors: add --ray")
+    for option in ("max_weight_lag", "ray_games_per_call"):
+        if getattr(args, option) is not None and args.ray is None:
+            parser.error(f"--{option.replace('_', '-')} is for the Ray actors: add --ray")
     if args.ray is not None:
         from engine.training.raypool import check_ray
         check_ray(args.ray)                  # before a run directory is made for nothing
@@ -1224,7 +1242,8 @@ def main(argv=None):
     try:
         trainer.run(args.games, workers, args.checkpoint_every, args.eval_every,
                     args.eval_games, not args.no_progress, stop, args.ray,
-                    MAX_WEIGHT_LAG if args.max_weight_lag is None else args.max_weight_lag)
+                    MAX_WEIGHT_LAG if args.max_weight_lag is None else args.max_weight_lag,
+                    args.ray_games_per_call or RAY_GAMES_PER_CALL)
     finally:
         trainer.close()
     return 0
