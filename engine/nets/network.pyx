@@ -501,10 +501,12 @@ cdef class Network:
                                           * tables["pool_sign"][:self.num_pool_entries])
             hidden = tables["hidden"]
             hidden[...] = 0.0
-            inputs = block("input")
-            for f, entries in enumerate(self._features):
-                for k, h, sign in entries:
-                    hidden[k, :, h] += sign * inputs[f]
+            # every pool entry (feature f, offset k, hidden unit h, sign) adds sign * inputs[f] to
+            # hidden[k, :, h], in the entries' order (the trainer rebuilds this at every step)
+            entries = slice(0, self.num_pool_entries)
+            np.add.at(hidden.transpose(0, 2, 1),
+                      (tables["pool_offset"][entries], tables["pool_hidden"][entries]),
+                      tables["pool_sign"][entries, None] * block("input")[pool_feature])
         nh = self.num_hidden
         tables["input_rows"][:, :, :nh] = tables["hidden"][:, :, :nh]
         tables["input_rows"][:, :, nh:] = tables["shortcut"][:, :, :NUM_OUTPUTS]
