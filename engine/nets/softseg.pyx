@@ -4,7 +4,8 @@
 Reading order: SoftSegNetwork.forward_all() (forward_local(): receptive fields with weight sets
 chosen by point type; pathfinder(): the global connectivity; forward_evaluation(): connectivity-
 based weight selection), backward() (training), then the Python API (evaluate_board,
-successor_values, forward, loss_and_gradient, train_position) and rich_signal() (the targets).
+successor_values, forward, loss_and_gradient, train_position, train_game) and rich_signal()
+(the targets).
 The C layout and the parameter order are in softseg.pxd.
 
 Choices where the paper leaves room (section numbers are the paper's):
