@@ -378,6 +378,118 @@ def test_final_signal_counts_points_alive_for_neither_by_area():
     assert not softseg.all_alive(lonely) and softseg.all_alive(board)
 
 
+def reference_eyes_and_components(board, colour):
+    """Section 2.1's eyes and connection components straight from the definitions, through the
+    board's Python API (the pure-Python form softseg.eyes_and_components had)."""
+    on_board = set(board.points())
+    neighbours = lambda p: [q for q in (p + 1, p - 1, p + board.stride, p - board.stride)
+                            if q in on_board]
+    eye = np.zeros(board.num_locs, dtype=bool)
+    pairs = {}
+    for p in board.points():
+        if board.get(p) != 0 or any(board.get(q) != colour for q in neighbours(p)):
+            continue
+        blocks = {min(board.chain(q)) for q in neighbours(p)}
+        if len(blocks) == 1:
+            eye[p] = True
+        elif len(blocks) == 2:
+            pairs.setdefault(tuple(sorted(blocks)), []).append(p)
+    for points in pairs.values():
+        if len(points) >= 2:
+            eye[points] = True
+    label = np.full(board.num_locs, -1, dtype=np.int64)
+    count = 0
+    for start in board.points():
+        if label[start] >= 0 or not (board.get(start) == colour or eye[start]):
+            continue
+        label[start] = count
+        stack = [start]
+        while stack:
+            p = stack.pop()
+            for q in neighbours(p):
+                if label[q] < 0 and (board.get(q) == colour or eye[q]):
+                    label[q] = count
+                    stack.append(q)
+        count += 1
+    return eye, label
+
+
+def reference_area_owner(board, p, to_move):
+    if board.get(p) != 0:
+        return 1.0 if board.get(p) == to_move else 0.0
+    on_board = set(board.points())
+    seen, stack, borders = {p}, [p], set()
+    while stack:
+        x = stack.pop()
+        for q in (x + 1, x - 1, x + board.stride, x - board.stride):
+            if q not in on_board:
+                continue
+            if board.get(q) == 0 and q not in seen:
+                seen.add(q)
+                stack.append(q)
+            elif board.get(q) != 0:
+                borders.add(board.get(q))
+    return 1.0 if borders == {to_move} else 0.0 if borders == {3 - to_move} else 0.5
+
+
+def reference_rich_signal(board, to_move, final):
+    """softseg.rich_signal() straight from its docstring (the pure-Python form it had)."""
+    on_board = set(board.points())
+    offsets = [dx - dy * board.stride for dx, dy in FIELDS]
+    targets = np.zeros((board.num_locs, 21))
+    mask = np.zeros((board.num_locs, 21), dtype=bool)
+    alive = np.zeros((2, board.num_locs), dtype=bool)
+    for c, colour in enumerate((to_move, 3 - to_move)):
+        eye, label = reference_eyes_and_components(board, colour)
+        for p in board.points():
+            if eye[p] or final:
+                targets[p, softseg.OUTPUT_EYE + c] = float(eye[p])
+                mask[p, softseg.OUTPUT_EYE + c] = True
+            for f in range(9):
+                q = p + offsets[f]
+                connected = q in on_board and label[p] >= 0 and label[q] == label[p]
+                if q in on_board and (connected or final):
+                    targets[p, softseg.OUTPUT_LOCAL + 9 * c + f] = float(connected)
+                    mask[p, softseg.OUTPUT_LOCAL + 9 * c + f] = True
+            alive[c, p] = label[p] >= 0 and sum(eye[label == label[p]]) >= 2
+    for p in board.points():
+        if alive[0, p] or alive[1, p] or final:
+            targets[p, softseg.OUTPUT_EVAL] = 1.0 if alive[0, p] else 0.0 if alive[1, p] else \
+                reference_area_owner(board, p, to_move)
+            mask[p, softseg.OUTPUT_EVAL] = True
+    return targets, mask
+
+
+@pytest.mark.parametrize("size, seed", [(5, 0), (7, 1), (9, 2), (9, 3)])
+def test_rich_signal_matches_its_definition_through_a_whole_game(size, seed):
+    """The C rich signal (eyes, components, connections, live points, the final area owners)
+    against the reference above, at every position of random games played to the end (no
+    filling of one's own eyes: the late positions are full of eyes, shared ones and captures)."""
+    rng = np.random.default_rng(seed)
+    board = Board(size)
+    colour = BLACK
+    passes = 0
+    for _ in range(3 * size * size):        # a cap: random play may go on recapturing
+        if passes == 2:
+            break
+        for c in (BLACK, WHITE):
+            eye, label = softseg.eyes_and_components(board, c)
+            reference_eye, reference_label = reference_eyes_and_components(board, c)
+            assert np.array_equal(eye, reference_eye) and np.array_equal(label, reference_label)
+            for final in (False, True):
+                targets, mask = softseg.rich_signal(board, c, final)
+                reference_targets, reference_mask = reference_rich_signal(board, c, final)
+                assert np.array_equal(mask, reference_mask)
+                assert np.array_equal(targets, reference_targets)
+        moves = [p for p in board.legal_moves(colour) if not softseg.own_eyes(board, colour)[p]]
+        if moves:
+            board.play(moves[rng.integers(len(moves))], colour)
+            passes = 0
+        else:
+            passes += 1
+        colour = 3 - colour
+
+
 def test_swapping_the_frame_twice_is_the_identity():
     rng = np.random.default_rng(0)
     values = rng.random((10, 21))
@@ -577,6 +689,44 @@ def test_tiny_run_loss_drops_and_the_gtp_engine_plays_its_weights(tmp_path):
             engine.send("play b c3")
             move = engine.send("genmove w").lower()
             assert move == "pass" or (move != "c3" and move[0] in "abcdefghj")
+
+
+def reference_game_replay(network, game, rate):
+    """NeuroGo's TD(0) replay of one game position by position through train_position() (the
+    trainer's loop before SoftSegNetwork.train_game())."""
+    loss, entries = 0.0, 0
+    following = game.final_targets
+    for t in range(len(game.inputs) - 1, -1, -1):
+        black = game.black_to_move[t]
+        if game.trained[t]:
+            target = following if black else softseg.swap_frame(following)
+            mask = game.final_mask if black else softseg.swap_frame_mask(game.final_mask)
+            position_loss, outputs = network.train_position(game.inputs[t], target, mask, rate)
+            loss += position_loss
+            entries += int(mask.sum())
+        else:
+            outputs = network.forward(game.inputs[t])
+        following = outputs if black else softseg.swap_frame(outputs)
+        following = np.where(game.observed[t] >= 0, game.observed[t], following)
+    return loss, entries
+
+
+@pytest.mark.parametrize("size, seed", [(5, 1), (7, 2)])
+def test_train_game_is_the_replay_position_by_position(size, seed):
+    """train_game() (the whole replay in C) takes the steps, in the same order, of the replay
+    through train_position(), explored (untrained) positions included."""
+    settings = tiny_softseg_settings(size=size)
+    network = random_network(seed, scale=0.3)
+    record = play_softseg_game(network, settings.selfplay_config("all"), np.random.default_rng(seed))
+    game = train.TrainingGame.from_record(record, settings, 0.0)
+    game.trained[::3] = False                  # more untrained positions than Gibbs makes
+    reference = random_network(seed, scale=0.3)
+    expected_loss, expected_entries = reference_game_replay(reference, game, 3e-3)
+    loss, entries = network.train_game(game.inputs, game.black_to_move, game.trained,
+                                       game.observed, game.final_targets, game.final_mask, 3e-3)
+    assert entries == expected_entries
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+    assert np.allclose(network.get_params(), reference.get_params(), rtol=0, atol=1e-14)
 
 
 def test_softseg_run_resumes_exactly(tmp_path):

@@ -176,6 +176,11 @@ cdef class SoftSegNetwork:
     # types[] and active[] of board with to_move as Black; record: ladder footprints for
     # successors (features.pxd)
     cdef int _load_encoded(self, object encoded) except -1
+    cdef int _prepare_for_locs(self, int num_locs) except -1
+    cdef int load_cells(self, const int *encoded) except -1
+    # types[] and active[] from one encoded position (num_locs rows of 1 + max_active; checked)
+    cdef void outputs_into(self, double *outputs, bint swap) noexcept nogil
+    # the outputs into the on-board rows of outputs (num_locs x 21), swap: in the other frame
     cdef object _encoded(self)
     cdef object _outputs(self)
     cdef void set_types(self, Board board, int to_move) noexcept nogil

@@ -4,7 +4,8 @@
 Reading order: SoftSegNetwork.forward_all() (forward_local(): receptive fields with weight sets
 chosen by point type; pathfinder(): the global connectivity; forward_evaluation(): connectivity-
 based weight selection), backward() (training), then the Python API (evaluate_board,
-successor_values, forward, loss_and_gradient, train_position) and rich_signal() (the targets).
+successor_values, forward, loss_and_gradient, train_position, train_game) and rich_signal()
+(the targets).
 The C layout and the parameter order are in softseg.pxd.
 
 Choices where the paper leaves room (section numbers are the paper's):
@@ -58,6 +59,11 @@ from engine.rules.types cimport (EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_
 # Names and constants for Python code
 
 FIELD_VECTORS = ((0, 0), (1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1))
+cdef int FIELD_DX[NUM_FIELDS]      # FIELD_VECTORS for nogil code
+cdef int FIELD_DY[NUM_FIELDS]
+for _field, (_dx, _dy) in enumerate(FIELD_VECTORS):
+    FIELD_DX[_field] = _dx
+    FIELD_DY[_field] = _dy
 TYPE_NAMES = ("empty corner", "empty edge next to corner", "other empty edge",
               "empty diagonal from corner", "other empty second line", "empty line 3+",
               "black stone", "white stone")
@@ -70,9 +76,28 @@ DEFAULT_HIDDEN2 = 2
 DEFAULT_INTERVALS = 8           # section 2.6
 DEFAULT_CUTOFF = 0.1            # section 2.6, footnote 2
 DEFAULT_INIT_SCALE = 0.1
+# Frame change: the colour columns swap, the evaluation complements (alive for the other side).
+_SWAP_COLUMNS = np.array([1, 0] + [OUT_LOCAL + NUM_FIELDS + f for f in range(NUM_FIELDS)]
+                         + [OUT_LOCAL + f for f in range(NUM_FIELDS)] + [OUT_EVAL])
+cdef int SWAP_COLUMN[NUM_SOFTSEG_OUTPUTS]          # _SWAP_COLUMNS for nogil code
+for _column, _source in enumerate(_SWAP_COLUMNS):
+    SWAP_COLUMN[_column] = _source
+
+
+cdef void swap_outputs(const double *values, double *swapped, int num_locs) noexcept nogil:
+    # swap_frame() of values (num_locs x 21) into swapped
+    cdef int p, k
+    for p in range(num_locs):
+        for k in range(NUM_SOFTSEG_OUTPUTS):
+            swapped[k] = values[SWAP_COLUMN[k]]
+        swapped[OUT_EVAL] = 1.0 - swapped[OUT_EVAL]
+        values += NUM_SOFTSEG_OUTPUTS
+        swapped += NUM_SOFTSEG_OUTPUTS
+
+
 cdef double PATH_QUANTUM = 64.0    # the pathfinder's buckets per unit of -log(value): a coarser
-                                   # quantum re-expands more points (strong connections cost
-                                   # near 0); the empty buckets are skipped by their bitmap
+                                   # quantum makes longer bucket lists to keep in order; the
+                                   # empty buckets are skipped by their bitmap
 cdef double UNREACHED = 1e300    # dist[] of a point no path has reached (within the cut-off)
 cdef enum:                       # listed[]: whether a point is in the search's visited[] and,
     NOT_LISTED = 0               # during a repair, whether its base path is still valid
@@ -134,6 +159,25 @@ cdef inline int interval_of(const int *table, const double *bounds, int interval
     while k > 0 and cost > bounds[k]:
         k -= 1
     return k
+
+
+cdef inline void insert_in_order(int *bucket_head, int *entry_next, const double *entry_cost,
+                                 unsigned long long *occupied, int bucket, int n) noexcept nogil:
+    # entry n into its bucket's list after the entries that cost no more: the points then come
+    # out of the queue cheapest first. Without it a bucket is a stack, and where strong
+    # connections (costs near 0) crowd a bucket, points come out before their best path and are
+    # expanded again (about 3 times each in the positions of trained 9x9 games)
+    cdef int previous = -1, e = bucket_head[bucket]
+    cdef double cost = entry_cost[n]
+    while e >= 0 and entry_cost[e] <= cost:
+        previous = e
+        e = entry_next[e]
+    entry_next[n] = e
+    if previous < 0:
+        bucket_head[bucket] = n
+        occupied[bucket >> 6] |= 1ULL << (bucket & 63)
+    else:
+        entry_next[previous] = n
 
 
 cdef inline double sigmoid(double x) noexcept nogil:
@@ -541,19 +585,18 @@ cdef class SoftSegNetwork:
             self.grow_entries()
         self.entry_loc[n] = x
         self.entry_cost[n] = self.dist[x]
-        self.entry_next[n] = self.bucket_head[bucket]
-        self.bucket_head[bucket] = n
-        self.occupied[bucket >> 6] |= 1ULL << (bucket & 63)
+        insert_in_order(self.bucket_head, self.entry_next, self.entry_cost, self.occupied, bucket, n)
         self.num_entries = n + 1
         self.live_entries += 1
 
     cdef void run_queue(self, int c) noexcept nogil:
         # Colour c's Dijkstra from the queued points over the steps, with a bucket queue on costs
-        # quantised to 1/PATH_QUANTUM (label-correcting: a point whose exact cost improves after
-        # it was expanded is expanded again, so dist[] ends as the exact best path of every
-        # point; the quantum only orders the work), pruned at the cut-off. Points reached for
-        # the first time are appended to visited[]; the queue is left empty.
-        cdef int k, x, y, b = 0, word, entry, bucket, stop, n = self.num_entries
+        # quantised to 1/PATH_QUANTUM whose buckets are kept in cost order (insert_in_order()):
+        # the points come out cheapest first, so each is expanded once, at its exact best path
+        # (no point can improve after it: steps cost >= 0, and so do their floating-point sums);
+        # pruned at the cut-off. Points reached for the first time are appended to visited[];
+        # the queue is left empty.
+        cdef int k, x, y, b = 0, word, entry, stop, n = self.num_entries
         cdef int live = self.live_entries, capacity = self.entry_capacity
         cdef double limit = self.cost_limit, d, nd
         cdef double *dist = self.dist
@@ -606,12 +649,10 @@ cdef class SoftSegNetwork:
                     entry_loc = self.entry_loc
                     entry_next = self.entry_next
                     entry_cost = self.entry_cost
-                bucket = <int> (nd * PATH_QUANTUM)
                 entry_loc[n] = y
                 entry_cost[n] = nd
-                entry_next[n] = bucket_head[bucket]
-                bucket_head[bucket] = n
-                occupied[bucket >> 6] |= 1ULL << (bucket & 63)
+                insert_in_order(bucket_head, entry_next, entry_cost, occupied,
+                                <int> (nd * PATH_QUANTUM), n)
                 n += 1
                 live += 1
         occupied[b >> 6] &= ~(1ULL << (b & 63))
@@ -1305,26 +1346,35 @@ cdef class SoftSegNetwork:
         if encoded.ndim != 2 or encoded.shape[1] != 1 + self.max_active:
             raise ValueError(f"encoded position must have shape (num_locs, {1 + self.max_active}), "
                              f"not {encoded.shape}")
-        cdef int num_locs = encoded.shape[0]
+        self._prepare_for_locs(encoded.shape[0])
+        cdef int[:, ::1] view = np.ascontiguousarray(encoded, dtype=np.int32)
+        return self.load_cells(&view[0, 0])
+
+    cdef int _prepare_for_locs(self, int num_locs) except -1:
         cdef int size = <int> round(num_locs ** 0.5) - 2
         if (size + 2) * (size + 2) != num_locs:
             raise ValueError(f"{num_locs} locations is not a padded square board")
-        self.prepare(size)
-        cdef int[:, ::1] view = np.ascontiguousarray(encoded, dtype=np.int32)
-        cdef int i, p, a, n, t
+        return self.prepare(size)
+
+    cdef int load_cells(self, const int *encoded) except -1:
+        # types[] and active[] from one encoded position (num_locs rows of 1 + max_active)
+        cdef int i, p, a, n, t, x, width = 1 + self.max_active
+        cdef const int *row
         for i in range(self.num_cells):
             p = self.cells[i]
-            t = view[p, 0]
+            row = encoded + p * width
+            t = row[0]
             if not 0 <= t < NUM_TYPES:
                 raise ValueError(f"encoded position: point {p} has type {t}")
             self.types[p] = t
             n = 0
             for a in range(self.max_active):
-                if view[p, 1 + a] < 0:
+                x = row[1 + a]
+                if x < 0:
                     break
-                if view[p, 1 + a] >= self.num_inputs:
-                    raise ValueError(f"encoded position: point {p} has input {view[p, 1 + a]}")
-                self.active[p][n] = view[p, 1 + a]
+                if x >= self.num_inputs:
+                    raise ValueError(f"encoded position: point {p} has input {x}")
+                self.active[p][n] = x
                 n += 1
             self.num_active[p] = n
         return 0
@@ -1339,6 +1389,24 @@ cdef class SoftSegNetwork:
                 view[p, u] = self.level2[p * self.num_level2 + self.hidden2 + u]
             view[p, OUT_EVAL] = self.evaluation[p]
         return outputs
+
+    cdef void outputs_into(self, double *outputs, bint swap) noexcept nogil:
+        # the last forward pass's outputs of the on-board rows of outputs (num_locs x 21; the
+        # others untouched), as _outputs(), or swap_frame() of them
+        cdef int i, p, u
+        cdef double *row
+        cdef double *units
+        for i in range(self.num_cells):
+            p = self.cells[i]
+            row = outputs + p * NUM_SOFTSEG_OUTPUTS
+            units = self.level2 + p * self.num_level2 + self.hidden2
+            if swap:
+                for u in range(OUT_EVAL):
+                    row[u] = units[SWAP_COLUMN[u]]
+                row[OUT_EVAL] = 1.0 - self.evaluation[p]
+            else:
+                memcpy(row, units, OUT_EVAL * sizeof(double))
+                row[OUT_EVAL] = self.evaluation[p]
 
     def encode(self, Board board, int to_move):
         """The inputs of board with to_move presented as Black (forward()'s format)."""
@@ -1434,6 +1502,70 @@ cdef class SoftSegNetwork:
         self.params_version += 1
         return loss, outputs
 
+    def train_game(self, inputs, black_to_move, trained, observed, final_targets, final_mask,
+                   double rate):
+        """NeuroGo's TD(0) replay of one game (engine/training/train.py: Trainer's
+        _train_recent_games()): backward from its end, each trained position takes one step of
+        size rate (train_position()) towards the following position's prediction, in the
+        real-Black frame the output of the forward pass the following step was computed from,
+        overridden by the signal observed there (observed: int8 (T, num_locs, 21), -1 where
+        none; or None), the final signal (final_targets, final_mask) at the end; an untrained
+        position is only evaluated. Returns (summed loss, trained outputs)."""
+        inputs = np.ascontiguousarray(inputs, dtype=np.int32)
+        if inputs.ndim != 3 or inputs.shape[2] != 1 + self.max_active:
+            raise ValueError(f"inputs must have shape (T, num_locs, {1 + self.max_active}), not "
+                             f"{inputs.shape}")
+        cdef int T = inputs.shape[0], num_locs = inputs.shape[1]
+        self._prepare_for_locs(num_locs)
+        following, final_mask = self._check_targets(final_targets, final_mask)
+        following = following.copy()          # the real-Black frame's next prediction
+        cdef unsigned char[::1] black = np.ascontiguousarray(black_to_move, dtype=np.uint8)
+        cdef unsigned char[::1] train = np.ascontiguousarray(trained, dtype=np.uint8)
+        if black.shape[0] != T or train.shape[0] != T:
+            raise ValueError(f"black_to_move and trained must have {T} entries")
+        cdef signed char[:, :, ::1] events = None
+        cdef bint has_events = observed is not None
+        if has_events:
+            events = np.ascontiguousarray(observed, dtype=np.int8)
+            if events.shape[0] != T or events.shape[1] != num_locs or \
+                    events.shape[2] != NUM_SOFTSEG_OUTPUTS:
+                raise ValueError(f"observed must have shape ({T}, {num_locs}, 21)")
+        swapped_mask = np.ascontiguousarray(swap_frame_mask(final_mask))
+        targets = np.empty_like(following)
+        cdef int[:, :, ::1] positions = inputs
+        cdef double[:, ::1] next_view = following
+        cdef double[:, ::1] target_view = targets
+        cdef unsigned char[:, ::1] mask_view = final_mask
+        cdef unsigned char[:, ::1] swapped_view = swapped_mask
+        cdef int t, p, k, size = num_locs * NUM_SOFTSEG_OUTPUTS
+        cdef double loss = 0.0
+        cdef long long entries = 0, entries_per_position = int(final_mask.sum())
+        cdef double *next_prediction = &next_view[0, 0]
+        cdef const signed char *event
+        for t in range(T - 1, -1, -1):
+            self.load_cells(&positions[t, 0, 0])
+            with nogil:
+                if train[t]:
+                    if black[t]:
+                        memcpy(&target_view[0, 0], next_prediction, size * sizeof(double))
+                    else:
+                        swap_outputs(next_prediction, &target_view[0, 0], num_locs)
+                self.forward_all()
+                self.outputs_into(next_prediction, not black[t])
+                if train[t]:
+                    loss += self.backward(&target_view[0, 0],
+                                          &mask_view[0, 0] if black[t] else &swapped_view[0, 0],
+                                          self.params, -rate)
+                    entries += entries_per_position
+                if has_events:
+                    event = &events[t, 0, 0]
+                    for k in range(size):
+                        if event[k] >= 0:
+                            next_prediction[k] = event[k]
+            if train[t]:
+                self.params_version += 1
+        return loss, entries
+
     def connectivity(self):
         """The last forward pass's global connectivity: (2, num_locs, num_locs), [colour][p][q]
         the connection value of p to q (0 below the cut-off); colour 0 is the side to move."""
@@ -1488,52 +1620,198 @@ def pathfinder_reference(local, int size, double cutoff=DEFAULT_CUTOFF):
 # ---------------------------------------------------------------------------------------------
 # The rich reinforcement signal (section 2.1)
 
+cdef int eyes_and_labels(Board board, int colour, unsigned char *eye, int *label,
+                         int *scratch) noexcept nogil:
+    # Section 2.1's single-point eyes of colour (eye[loc]: an empty point whose neighbours are
+    # all stones of one block, or of two blocks that share another such point) and colour's
+    # connection components (label[loc]: the 4-connected sets of its stones and eyes, numbered in
+    # loc order; -1 outside). Returns the number of components. scratch: 4 * MAX_LOCS ints.
+    cdef int num_locs = board.num_locs, p, q, i, j, n, count = 0, top, num_pairs = 0
+    cdef int heads[4]
+    cdef int *pair_low = scratch              # the two blocks around a two-block candidate
+    cdef int *pair_high = scratch + MAX_LOCS
+    cdef int *pair_point = scratch + 2 * MAX_LOCS
+    cdef int *stack = scratch + 3 * MAX_LOCS
+    cdef bint candidate
+    for p in range(num_locs):
+        eye[p] = False
+        label[p] = -1
+    for p in range(num_locs):
+        if board.colour[p] != C_EMPTY:
+            continue
+        n = 0
+        candidate = True
+        for i in range(4):
+            q = p + board.neighbour_offset[i]
+            if board.colour[q] == C_WALL:
+                continue
+            if board.colour[q] != colour:
+                candidate = False
+                break
+            for j in range(n):
+                if heads[j] == board.chain_head[q]:
+                    break
+            else:
+                heads[n] = board.chain_head[q]
+                n += 1
+        if not candidate:
+            continue
+        if n == 1:
+            eye[p] = True
+        elif n == 2:
+            pair_low[num_pairs] = min(heads[0], heads[1])
+            pair_high[num_pairs] = max(heads[0], heads[1])
+            pair_point[num_pairs] = p
+            num_pairs += 1
+    for i in range(num_pairs):                # two blocks sharing another two-block point
+        for j in range(num_pairs):
+            if j != i and pair_low[j] == pair_low[i] and pair_high[j] == pair_high[i]:
+                eye[pair_point[i]] = True
+                break
+    for p in range(num_locs):
+        if label[p] >= 0 or not (board.colour[p] == colour or eye[p]):
+            continue
+        label[p] = count
+        stack[0] = p
+        top = 1
+        while top > 0:
+            top -= 1
+            q = stack[top]
+            for i in range(4):
+                j = q + board.neighbour_offset[i]
+                if label[j] < 0 and (board.colour[j] == colour or eye[j]):
+                    label[j] = count
+                    stack[top] = j
+                    top += 1
+        count += 1
+    return count
+
+
+cdef void area_owners(Board board, int to_move, double *owner, int *scratch) noexcept nogil:
+    # owner[loc] per on-board point: 1 if to_move's area (its stone, or an empty region bordered
+    # by its stones alone), 0 if the other's, 0.5 if neutral (Tromp-Taylor). scratch: 2 * MAX_LOCS
+    cdef int num_locs = board.num_locs, p, q, x, i, top, size, borders, colour
+    cdef int *region = scratch
+    cdef int *seen = scratch + MAX_LOCS
+    cdef double value
+    for p in range(num_locs):
+        seen[p] = False
+    for p in range(num_locs):
+        colour = board.colour[p]
+        if colour == C_WALL or seen[p]:
+            continue
+        if colour != C_EMPTY:
+            owner[p] = 1.0 if colour == to_move else 0.0
+            continue
+        seen[p] = True
+        region[0] = p
+        size = 1
+        top = 0
+        borders = 0                           # bit colour: a stone of colour borders the region
+        while top < size:
+            x = region[top]
+            top += 1
+            for i in range(4):
+                q = x + board.neighbour_offset[i]
+                colour = board.colour[q]
+                if colour == C_EMPTY and not seen[q]:
+                    seen[q] = True
+                    region[size] = q
+                    size += 1
+                elif colour == C_BLACK or colour == C_WHITE:
+                    borders |= 1 << colour
+        if borders == 1 << to_move:
+            value = 1.0
+        elif borders == 1 << (3 - to_move):
+            value = 0.0
+        else:
+            value = 0.5
+        for i in range(size):
+            owner[region[i]] = value
+
+
 def eyes_and_components(Board board, int colour):
     """(eye, component): per loc, whether it is a single-point eye of colour as section 2.1
     defines it (an empty point whose neighbours are all stones of one block, or of two blocks
     that share another such point), and the label of colour's connection component (the
-    4-connected sets of colour's stones and eyes; -1 outside)."""
-    cdef int num_locs = board.num_locs, stride = board.stride, p, q, k, n
+    4-connected sets of colour's stones and eyes, numbered in loc order; -1 outside)."""
+    _check_colour(colour)
+    cdef unsigned char eye_at[MAX_LOCS]
+    cdef int label_at[MAX_LOCS]
+    cdef int scratch[4 * MAX_LOCS]
+    cdef int p, num_locs = board.num_locs
+    eyes_and_labels(board, colour, eye_at, label_at, scratch)
     eye = np.zeros(num_locs, dtype=bool)
-    pairs = {}
-    candidates = []
-    for p in board.points():
-        if board.colour[p] != C_EMPTY:
-            continue
-        heads = set()
-        n = 0
-        for q in (p + 1, p - 1, p + stride, p - stride):
-            if board.colour[q] == C_WALL:
-                continue
-            if board.colour[q] != colour:
-                heads = None
-                break
-            heads.add(board.chain_head[q])
-        if heads is None:
-            continue
-        if len(heads) == 1:
-            eye[p] = True
-        elif len(heads) == 2:
-            key = tuple(sorted(heads))
-            pairs.setdefault(key, []).append(p)
-    for points in pairs.values():
-        if len(points) >= 2:               # two blocks sharing another single-point eye
-            eye[points] = True
-    label = np.full(num_locs, -1, dtype=np.int64)
-    count = 0
-    for start in board.points():
-        if label[start] >= 0 or not (board.colour[start] == colour or eye[start]):
-            continue
-        label[start] = count
-        stack = [start]
-        while stack:
-            p = stack.pop()
-            for q in (p + 1, p - 1, p + stride, p - stride):
-                if label[q] < 0 and (board.colour[q] == colour or eye[q]):
-                    label[q] = count
-                    stack.append(q)
-        count += 1
+    label = np.empty(num_locs, dtype=np.int64)
+    cdef unsigned char[::1] eye_view = eye.view(np.uint8)
+    cdef long long[::1] label_view = label
+    for p in range(num_locs):
+        eye_view[p] = eye_at[p]
+        label_view[p] = label_at[p]
     return eye, label
+
+
+cdef void fill_rich_signal(Board board, int to_move, bint final, double *targets,
+                           unsigned char *mask, int *scratch) noexcept nogil:
+    # rich_signal() into zeroed targets and mask (num_locs x NUM_SOFTSEG_OUTPUTS); scratch:
+    # 4 * MAX_LOCS ints
+    cdef int num_locs = board.num_locs, p, q, c, f, k, colour, column, count
+    cdef unsigned char eye[MAX_LOCS]
+    cdef int label[MAX_LOCS]
+    cdef int eyes_in[MAX_LOCS]                # per component, its eyes
+    cdef unsigned char alive[2][MAX_LOCS]
+    cdef int offsets[NUM_FIELDS]
+    cdef double owner[MAX_LOCS]
+    cdef double *row
+    cdef unsigned char *row_mask
+    for f in range(NUM_FIELDS):
+        offsets[f] = FIELD_DX[f] - FIELD_DY[f] * board.stride
+    for c in range(2):
+        colour = to_move if c == 0 else 3 - to_move
+        count = eyes_and_labels(board, colour, eye, label, scratch)
+        for k in range(count):
+            eyes_in[k] = 0
+        for p in range(num_locs):
+            alive[c][p] = False
+            if eye[p]:
+                eyes_in[label[p]] += 1
+        for p in range(num_locs):
+            if board.colour[p] == C_WALL:
+                continue
+            row = targets + p * NUM_SOFTSEG_OUTPUTS
+            row_mask = mask + p * NUM_SOFTSEG_OUTPUTS
+            if eye[p]:
+                row[OUT_EYE + c] = 1.0
+                row_mask[OUT_EYE + c] = True
+            elif final:
+                row_mask[OUT_EYE + c] = True
+            for f in range(NUM_FIELDS):
+                q = p + offsets[f]
+                if board.colour[q] == C_WALL:
+                    continue
+                column = OUT_LOCAL + NUM_FIELDS * c + f
+                if label[p] >= 0 and label[q] == label[p]:
+                    row[column] = 1.0
+                    row_mask[column] = True
+                elif final:
+                    row_mask[column] = True
+            if label[p] >= 0 and eyes_in[label[p]] >= 2:
+                alive[c][p] = True
+    if final:
+        area_owners(board, to_move, owner, scratch)
+    for p in range(num_locs):
+        if board.colour[p] == C_WALL:
+            continue
+        row = targets + p * NUM_SOFTSEG_OUTPUTS
+        row_mask = mask + p * NUM_SOFTSEG_OUTPUTS
+        if alive[0][p]:
+            row[OUT_EVAL] = 1.0
+            row_mask[OUT_EVAL] = True
+        elif alive[1][p]:
+            row_mask[OUT_EVAL] = True
+        elif final:
+            row[OUT_EVAL] = owner[p]
+            row_mask[OUT_EVAL] = True
 
 
 def rich_signal(Board board, int to_move=C_BLACK, bint final=False):
@@ -1546,69 +1824,13 @@ def rich_signal(Board board, int to_move=C_BLACK, bint final=False):
     connections present or not; a point alive for neither colour (a game ended by superko or
     the move cap) takes its area owner (1, 0, or 0.5 when neutral)."""
     _check_colour(to_move)
-    cdef int num_locs = board.num_locs, stride = board.stride, p, f, c, q
-    targets = np.zeros((num_locs, NUM_SOFTSEG_OUTPUTS))
-    mask = np.zeros((num_locs, NUM_SOFTSEG_OUTPUTS), dtype=bool)
-    points = board.points()
-    offsets = [dx - dy * stride for dx, dy in FIELD_VECTORS]
-    alive = np.zeros((2, num_locs), dtype=bool)
-    for c, colour in enumerate((to_move, 3 - to_move)):
-        eye, label = eyes_and_components(board, colour)
-        eyes_in = np.bincount(label[eye], minlength=max(int(label.max()) + 1, 1)) \
-            if eye.any() else np.zeros(max(int(label.max()) + 1, 1), dtype=np.int64)
-        for p in points:
-            if eye[p]:
-                targets[p, OUT_EYE + c] = 1.0
-                mask[p, OUT_EYE + c] = True
-            elif final:
-                mask[p, OUT_EYE + c] = True
-            for f in range(NUM_FIELDS):
-                q = p + offsets[f]
-                if board.colour[q] == C_WALL:
-                    continue
-                column = OUT_LOCAL + NUM_FIELDS * c + f
-                if label[p] >= 0 and label[q] == label[p]:
-                    targets[p, column] = 1.0
-                    mask[p, column] = True
-                elif final:
-                    mask[p, column] = True
-            if label[p] >= 0 and eyes_in[label[p]] >= 2:
-                alive[c, p] = True
-    for p in points:
-        if alive[0, p]:
-            targets[p, OUT_EVAL] = 1.0
-            mask[p, OUT_EVAL] = True
-        elif alive[1, p]:
-            mask[p, OUT_EVAL] = True
-        elif final:
-            targets[p, OUT_EVAL] = _area_owner(board, p, to_move)
-            mask[p, OUT_EVAL] = True
+    targets = np.zeros((board.num_locs, NUM_SOFTSEG_OUTPUTS))
+    mask = np.zeros((board.num_locs, NUM_SOFTSEG_OUTPUTS), dtype=bool)
+    cdef double[:, ::1] target_view = targets
+    cdef unsigned char[:, ::1] mask_view = mask.view(np.uint8)
+    cdef int scratch[4 * MAX_LOCS]
+    fill_rich_signal(board, to_move, final, &target_view[0, 0], &mask_view[0, 0], scratch)
     return targets, mask
-
-
-def _area_owner(Board board, int p, int to_move):
-    """1 if p is to_move's area (stone, or empty region bordered by to_move alone), 0 if the
-    other's, 0.5 if neutral (Tromp-Taylor)."""
-    if board.colour[p] != C_EMPTY:
-        return 1.0 if board.colour[p] == to_move else 0.0
-    cdef int stride = board.stride, q
-    seen = {p}
-    stack = [p]
-    borders = set()
-    while stack:
-        x = stack.pop()
-        for q in (x + 1, x - 1, x + stride, x - stride):
-            colour = board.colour[q]
-            if colour == C_EMPTY and q not in seen:
-                seen.add(q)
-                stack.append(q)
-            elif colour == C_BLACK or colour == C_WHITE:
-                borders.add(colour)
-    if borders == {to_move}:
-        return 1.0
-    if borders == {3 - to_move}:
-        return 0.0
-    return 0.5
 
 
 def all_alive(Board board):
@@ -1621,11 +1843,6 @@ def all_alive(Board board):
 def own_eyes(Board board, int colour):
     """The single-point eyes of colour (section 2.1's definition), as a boolean array per loc."""
     return eyes_and_components(board, colour)[0]
-
-
-# Frame change: the colour columns swap, the evaluation complements (alive for the other side).
-_SWAP_COLUMNS = np.array([1, 0] + [OUT_LOCAL + NUM_FIELDS + f for f in range(NUM_FIELDS)]
-                         + [OUT_LOCAL + f for f in range(NUM_FIELDS)] + [OUT_EVAL])
 
 
 def swap_frame(values):

@@ -528,46 +528,42 @@ class Trainer:
     def _train_recent_games(self):
         """NeuroGo: TD(0) over the recent games in random order, each backward from its end, with
         an update after every trained position; weight decay once per game, after the replay.
-        softseg: the signal observed at the next position is its target where present (the
-        event ends that unit's prediction, section 2.1), the final signal at the end; the
-        update is made in place (SoftSegNetwork.train_position), and a trained position's
-        prediction, the target of the one before it, is the forward pass its own step was
-        computed from (one pass fewer; it differs from the updated net's by one step of 3e-4)."""
+        softseg: the whole replay of a game is SoftSegNetwork.train_game() (the signal observed
+        at the next position is its target where present, the event ending that unit's
+        prediction, section 2.1; the final signal at the end; the update made in place, and a
+        trained position's prediction, the target of the one before it, the forward pass its
+        own step was computed from: one pass fewer, differing from the updated net's by one
+        step of 3e-4)."""
         network = self.network
         loss, entries = 0.0, 0
         trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
         rate = self.settings.learning_rate
-        in_place = self.settings.arch == "softseg"
-        swap_frame, swap_frame_mask = ((softseg.swap_frame, softseg.swap_frame_mask) if in_place
-                                       else (td.swap_frame, td.swap_frame_mask))
         for index in self.rng.permutation(len(self.recent)):
             game = self.recent[index]
             if not game.trained.any():
+                continue
+            if self.settings.arch == "softseg":
+                game_loss, game_entries = network.train_game(
+                    game.inputs, game.black_to_move, game.trained, game.observed,
+                    game.final_targets, game.final_mask, rate)
+                loss += game_loss
+                entries += game_entries
                 continue
             following = game.final_targets           # real-Black frame
             following_mask = game.final_mask
             for t in range(len(game.inputs) - 1, -1, -1):
                 black = game.black_to_move[t]
-                outputs = None
                 if game.trained[t]:
-                    target = following if black else swap_frame(following)
-                    mask = following_mask if black else swap_frame_mask(following_mask)
-                    if in_place:
-                        position_loss, outputs = network.train_position(game.inputs[t], target,
-                                                                        mask, rate)
-                        loss += position_loss
-                    else:
-                        grad = np.zeros(network.num_params)
-                        loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
-                        params = network.get_params()
-                        params[trainable] -= rate * grad[trainable]
-                        network.set_params(params)
+                    target = following if black else td.swap_frame(following)
+                    mask = following_mask if black else td.swap_frame_mask(following_mask)
+                    grad = np.zeros(network.num_params)
+                    loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
+                    params = network.get_params()
+                    params[trainable] -= rate * grad[trainable]
+                    network.set_params(params)
                     entries += int(mask.sum())
-                if outputs is None:
-                    outputs = network.forward(game.inputs[t])
-                following = outputs if black else swap_frame(outputs)
-                if game.observed is not None:      # the final mask covers every on-board output
-                    following = np.where(game.observed[t] >= 0, game.observed[t], following)
+                outputs = network.forward(game.inputs[t])
+                following = outputs if black else td.swap_frame(outputs)
         if self.settings.weight_decay != 1.0:
             params = network.get_params()
             params[trainable] *= self.settings.weight_decay
