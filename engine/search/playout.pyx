@@ -173,6 +173,26 @@ cdef int add_captures_next_to(Board board, loc_t head, int colour, loc_t *candid
             return n
 
 
+cdef int chains_next_to(Board board, loc_t p, int colour, loc_t *heads) noexcept nogil:
+    """The heads of colour's chains next to p, each once (a chain may touch p twice), in the
+    neighbours' order; returns how many (at most four)."""
+    cdef int n = 0, i, j
+    cdef loc_t q, head
+    cdef bint seen
+    for i in range(4):
+        q = p + board.neighbour_offset[i]
+        if board.colour[q] != colour:
+            continue
+        head = board.chain_head[q]
+        seen = False
+        for j in range(n):
+            seen = seen or heads[j] == head
+        if not seen:
+            heads[n] = head
+            n += 1
+    return n
+
+
 cdef bint extension_caught_in_ladder(Board board, loc_t liberty, int colour,
                                      BoardFeatures ladders) noexcept nogil:
     """Whether colour's chain, extended at liberty (its last one), is then captured in a ladder
@@ -194,23 +214,13 @@ cdef int escape_moves(Board board, int colour, loc_t last_move, const PlayoutPol
     """Step 1: saving moves for the mover's chains in atari next to the last move. [ladders] An
     extension left out because the ladder reader catches it goes to ladder_caught[0] (the
     last one, if several), which the pattern step leaves out too: its atari shapes match it."""
-    cdef int n = 0, i, j, before, liberties
-    cdef loc_t q, head, liberty
+    cdef int n = 0, i, num_chains, before, liberties
+    cdef loc_t head, liberty
     cdef loc_t heads[4]
-    cdef bint seen
-    for i in range(4):
-        q = last_move + board.neighbour_offset[i]
-        heads[i] = NO_LOC
-        if board.colour[q] != colour:
-            continue
-        head = board.chain_head[q]
+    num_chains = chains_next_to(board, last_move, colour, heads)
+    for i in range(num_chains):
+        head = heads[i]
         if not board.in_atari(head):
-            continue
-        heads[i] = head
-        seen = False
-        for j in range(i):        # a chain that touches the last move twice is saved once
-            seen = seen or heads[j] == head
-        if seen:
             continue
         before = n
         n = add_captures_next_to(board, head, colour, candidates, n)
@@ -279,11 +289,10 @@ cdef int liberties_up_to_three(Board board, loc_t head, loc_t *liberties) noexce
 cdef int low_liberty_moves(Board board, int colour, loc_t last_move,
                            loc_t *candidates) noexcept nogil:
     """Step 3 [fuego]: the liberties of two-liberty chains at or next to the last move."""
-    cdef int n = 0, i, j, k, opponent = 3 - colour
+    cdef int n = 0, i, k, num_chains, opponent = 3 - colour
     cdef loc_t liberties[2]
     cdef loc_t heads[4]
-    cdef loc_t head, q, liberty, other
-    cdef bint seen
+    cdef loc_t head, liberty, other
     if board.colour[last_move] == opponent:
         if liberties_up_to_three(board, board.chain_head[last_move], liberties) == 2:
             for k in range(2):
@@ -294,17 +303,10 @@ cdef int low_liberty_moves(Board board, int colour, loc_t last_move,
                         liberties_after(board, liberty, colour, 2) >= 2 and \
                         liberties_after(board, other, opponent, 4) < 4:
                     n = add_candidate(candidates, n, liberty)
-    for i in range(4):
-        q = last_move + board.neighbour_offset[i]
-        heads[i] = NO_LOC
-        if board.colour[q] != colour:
-            continue
-        head = board.chain_head[q]
-        heads[i] = head
-        seen = False
-        for j in range(i):
-            seen = seen or heads[j] == head
-        if seen or liberties_up_to_three(board, head, liberties) != 2:
+    num_chains = chains_next_to(board, last_move, colour, heads)
+    for i in range(num_chains):
+        head = heads[i]
+        if liberties_up_to_three(board, head, liberties) != 2:
             continue
         for k in range(2):
             liberty = liberties[k]
