@@ -15,7 +15,8 @@ simulation falls as prior_threshold (the visits a node needs before it asks) ris
 
 Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
 seed and its own evaluator, a twin of the player's: the playouts and the networks' arithmetic
-release the GIL), and their root statistics are added. One thread with a seed repeats a search exactly.
+release the GIL), and their root statistics are added. One thread with a seed repeats a search
+exactly.
 """
 import copy
 import logging
