@@ -1510,7 +1510,7 @@ cdef class SoftSegNetwork:
         real-Black frame the output of the forward pass the following step was computed from,
         overridden by the signal observed there (observed: int8 (T, num_locs, 21), -1 where
         none; or None), the final signal (final_targets, final_mask) at the end; an untrained
-        position is only evaluated. Returns (summed loss, trained outputs)."""
+        position is only evaluated. Returns (summed loss, the number of trained output entries)."""
         inputs = np.ascontiguousarray(inputs, dtype=np.int32)
         if inputs.ndim != 3 or inputs.shape[2] != 1 + self.max_active:
             raise ValueError(f"inputs must have shape (T, num_locs, {1 + self.max_active}), not "
