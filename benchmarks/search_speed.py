@@ -5,6 +5,7 @@ search on 9x9 and 19x19, with one and two threads, with and without the net's pr
     python benchmarks/search_speed.py --rows playouts       # only the policy's playouts
     python benchmarks/search_speed.py --weights weights/isn14_9x9.npz   # another prior net
     python benchmarks/search_speed.py --playout-tactics mogo,fuego      # both policies' rows
+    python benchmarks/search_speed.py --prior-thresholds 8,16,32        # when nodes ask the net
 
 Rows are measured one after another in the same process, so their ratios are comparable; run it
 on an otherwise idle machine (BENCHMARKS.md says what else was running). Each search starts from
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.nets.evaluator import load_evaluator  # noqa: E402
 from engine.play.search_player import SEARCH_CACHE_SIZE, SearchPlayer  # noqa: E402
+from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
 from engine.search import playout  # noqa: E402
@@ -50,21 +52,25 @@ def playout_rows(sizes, count, tactics_list):
                   f"{moves:.0f} moves each |")
 
 
-def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tactics_list):
+def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tactics_list,
+                prior_thresholds):
+    # the prior's threshold changes nothing without the prior: one no-prior row per setting
+    priors = [(False, prior_thresholds[0])] + [(True, t) for t in prior_thresholds]
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
-            for use_prior, threads, playout_tactics in itertools.product(
-                    (False, True), threads_list, tactics_list):
+            for (use_prior, threshold), threads, playout_tactics in itertools.product(
+                    priors, threads_list, tactics_list):
                 player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
                                       threads=threads, seed=1, use_prior=use_prior,
+                                      prior_threshold=threshold,
                                       reuse_tree=False, max_nodes=4_000_000,
                                       knowledge_visits=knowledge_visits,
                                       playout_tactics=playout_tactics)
                 started = time.perf_counter()
                 analysis = player.search(game, game.to_move)
                 elapsed = time.perf_counter() - started
-                prior = "net prior" if use_prior else "no prior"
+                prior = f"net prior at {threshold} visits" if use_prior else "no prior"
                 if knowledge_visits:
                     prior += f" + knowledge {knowledge_visits:g}"
                 prior += f", {playout_tactics} playouts"
@@ -86,6 +92,9 @@ def main():
     parser.add_argument("--playout-tactics", default="mogo",
                         help="the playout tactics to time, comma-separated, of "
                              f"{','.join(playout.PLAYOUT_TACTICS)} (default: %(default)s)")
+    parser.add_argument("--prior-thresholds", default=str(DEFAULT_NET_PRIOR_THRESHOLD),
+                        help="the visits a node needs before it asks the net, comma-separated "
+                             "(default: %(default)s)")
     args = parser.parse_args()
     tactics_list = args.playout_tactics.split(",")
     unknown = set(tactics_list) - set(playout.PLAYOUT_TACTICS)
@@ -98,7 +107,8 @@ def main():
     if args.rows in ("all", "search"):
         evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
-                    args.knowledge_prior, tactics_list)
+                    args.knowledge_prior, tactics_list,
+                    [int(t) for t in args.prior_thresholds.split(",")])
 
 
 if __name__ == "__main__":
