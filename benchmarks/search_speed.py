@@ -21,10 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.nets.evaluator import load_evaluator  # noqa: E402
 from engine.play.search_player import SEARCH_CACHE_SIZE, SearchPlayer  # noqa: E402
-from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
 from engine.search import playout  # noqa: E402
+from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD  # noqa: E402
 
 
 def middle_game(size, moves=40, seed=3):
