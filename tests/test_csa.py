@@ -298,6 +298,47 @@ def test_seki_is_alive_and_marked_seki():
     assert deadstones.score(state, assessment.dead) == 9 - (16 + 6 * 9) - 0.5
 
 
+def test_killing_shapes_are_the_nakade_eyespaces():
+    stride = load_board(". . . . . .\n" * 6).stride
+
+    def shape(text):
+        return vertices(text, 6)
+
+    killing = {"three in a row": "A1 B1 C1", "square four": "A1 B1 A2 B2",
+               "pyramid four": "A1 B1 C1 B2", "bulky five": "A1 B1 A2 B2 C2",
+               "crossed five": "B1 A2 B2 C2 B3", "rabbity six": "B1 A2 B2 C2 B3 C3"}
+    living = {"straight four": "A1 B1 C1 D1", "bent four": "A1 B1 C1 C2",
+              "zigzag four": "A1 B1 B2 C2", "straight five": "A1 B1 C1 D1 E1",
+              "two by three": "A1 B1 C1 A2 B2 C2", "seven": "A1 B1 C1 D1 A2 B2 C2"}
+    for name, text in killing.items():
+        assert csa.killing_shape(shape(text), stride), name
+    for name, text in living.items():
+        assert not csa.killing_shape(shape(text), stride), name
+
+
+def test_no_seki_when_the_living_block_kills_by_sacrifice():
+    # A final board (W+88 when played out). Black's C4 block and White's A2 block have the same
+    # two liberties, A3 and B3, and no other, so it looks like a seki; but White plays A3, Black
+    # captures with B3, and the four empty points A3 A2 B2 A1 are a pyramid four: White's stone
+    # at A2 kills. GNU Go's play-out captured C4.
+    board = load_board("""
+        . X X X O O O O X
+        O X . X O X X X .
+        O X X X O X O X X
+        O X X O O O O X .
+        O O O O O O . O X
+        X X X O . O O O X
+        . . X X O O . O O
+        O O X X O O . O X
+        O X X X O O . X .
+    """)
+    features = csa.BoardFeatures(board)
+    predictions = np.array([0.0 if block.colour == BLACK else 1.0 for block in features.blocks])
+    dead = set(csa.dead_blocks_from(features, predictions))
+    assert block_at(features, "C4").index in dead
+    assert block_at(features, "A2").index not in dead
+
+
 def test_false_eyes_do_not_make_a_group_alive():
     # A9 is a real eye, C9 a false one: D9-D7 has no other liberty, White takes it at C9.
     # (GNU Go's play-out captures both black blocks.)
@@ -351,6 +392,23 @@ def test_the_cascade_improves_on_direct_classification_on_a_fixed_set():
     direct = rows["CSA* direct"]["exact"]
     last = rows[f"CSA* step {len(classifier.steps)}"]["exact"]
     assert last > direct
+
+
+def test_training_covers_every_block_or_the_papers_learning_task():
+    from engine.training.csatrain import examples
+    records = [json.loads(line) for line in FIXED_SET.read_text().splitlines() if line.strip()]
+    every, relevant = examples(records, "all"), examples(records, "relevant")
+    smaller = 0
+    for e, r in zip(every, relevant):
+        assert e.classify == list(range(len(e.features.blocks)))
+        assert set(r.classify) <= set(e.classify)
+        smaller += len(r.classify) < len(e.classify)
+        for example in (e, r):
+            assert list(example.targets) == [0.0 if b in example.dead else 1.0
+                                             for b in example.classify]
+    assert smaller > 0     # the fixed set has blocks the paper's task leaves out
+    with pytest.raises(ValueError, match="relevant"):
+        examples(records, "border")
 
 
 # --- the classifier file ---------------------------------------------------------------------------------

@@ -825,13 +825,35 @@ class CsaResult:
         return sorted(s for b in self.dead_blocks for s in blocks[b].stones)
 
 
+def killing_shape(points, stride):
+    """Whether an eyespace of these points, wholly enclosed by one block, makes one eye at most
+    when the opponent plays its vital point: every space of three points or fewer, the square
+    and pyramid fours, the bulky and crossed fives and the rabbity six (the nakade shapes)."""
+    points = set(points)
+    if len(points) <= 3:
+        return True
+    if len(points) > 6:
+        return False
+    most_neighbours = max(sum(q in points for q in (p - stride, p - 1, p + 1, p + stride))
+                          for p in points)
+    square = any({p + 1, p + stride, p + stride + 1} <= points for p in points)
+    if len(points) == 4:
+        return square or most_neighbours == 3
+    if len(points) == 5:
+        return square or most_neighbours == 4
+    return square and most_neighbours == 4
+
+
 def dead_blocks_from(features, predictions):
     """The blocks taken off: predicted dead (or in the opponent's Benson-safe region), never
     pass-alive, and not in a seki the board shows plainly, which the classifier, having seen few
     sekis, tends to miss. A block predicted dead is kept next to an opponent block when every
     liberty they share is self-atari for both colours (neither side can attack) and either both
-    are predicted dead, or both have the same two or more liberties and no other and hold at
-    least NAKADE_LIMIT stones each (capturing a smaller one leaves a three-point killing shape)."""
+    are predicted dead, or both have the same two or more liberties and no other, hold at
+    least NAKADE_LIMIT stones each (capturing a smaller one leaves a three-point killing shape),
+    and the living block cannot kill by sacrifice: filling a shared liberty and being captured
+    would leave its stones and that point as the dead block's only eyespace, and if that space
+    is a killing shape it is no seki."""
     dead = {b for b in range(len(features.blocks))
             if not features.pass_alive[b]
             and (features.in_safe_region[b] or predictions[b] < ALIVE_THRESHOLD)}
@@ -848,7 +870,8 @@ def dead_blocks_from(features, predictions):
             shared = block.liberties & other.liberties
             if not shared or (o not in dead and (
                     len(shared) < 2 or other.liberties != shared or block.liberties != shared
-                    or min(len(block.stones), len(other.stones)) < NAKADE_LIMIT)):
+                    or min(len(block.stones), len(other.stones)) < NAKADE_LIMIT
+                    or any(killing_shape(other.stones | {q}, features.stride) for q in shared))):
                 continue
             if all(board.liberties_if_played(q, block.colour) <= 1
                    and board.liberties_if_played(q, other.colour) <= 1 for q in shared):

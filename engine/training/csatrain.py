@@ -1,7 +1,7 @@
 """Training and measuring CSA* (engine/scoring/csa.py) on records of engine/training/scoredata.py.
 
 Reading order: `examples()` turns records into boards, block labels and the blocks the
-learning task covers (section 3.1); `fit_mlp()` trains one step's MLP; `train()` builds the
+learning task covers (every block, or the paper's section 3.1 blocks); `fit_mlp()` trains one step's MLP; `train()` builds the
 cascade (each step trained on features made from the previous step's predictions, section
 4.2); `evaluate()` scores held-out boards with every step, the ownership scorer it replaced and
 GNU Go's own final_score.
@@ -16,6 +16,12 @@ from engine.rules.coords import board_points
 from engine.scoring import csa
 
 VALIDATION_SHARE = 0.15      # boards held back from fitting to pick each step's best epoch
+# Which blocks the classifier learns. "relevant" is the paper's learning task (section 3.1): the
+# blocks dead in the opponent's area and the living ones at the border of their own area. But
+# scoring asks the classifier about every block, and a living block inside its own area (walled
+# in by dead opponent stones, as on crushed boards) that it calls dead turns the count; trained
+# on every block it learns those too (held-out 9x9 boards, BENCHMARKS.md).
+BLOCK_CHOICES = ("all", "relevant")
 LEARNING_RATE = 0.01
 WEIGHT_DECAY = 1e-4
 
@@ -26,7 +32,7 @@ class Example:
     board: Board
     features: csa.BoardFeatures
     dead: set           # true dead blocks
-    classify: list      # blocks the learning task covers
+    classify: list      # blocks the learning task covers (indices into features.blocks)
     targets: np.ndarray  # 1 alive / 0 dead for `classify`
 
 
@@ -39,7 +45,9 @@ def board_of(record):
     return board
 
 
-def examples(records):
+def examples(records, blocks="all"):
+    if blocks not in BLOCK_CHOICES:
+        raise ValueError(f"blocks must be one of {', '.join(BLOCK_CHOICES)}, not {blocks!r}")
     out = []
     for record in records:
         if record.get("abandoned"):
@@ -49,7 +57,8 @@ def examples(records):
         points = board_points(record["size"])
         label_at = dict(zip(points, record["labels"]))
         dead = {b.index for b in features.blocks if label_at[next(iter(b.stones))] == "d"}
-        classify = features.blocks_to_classify(dead)
+        classify = (list(range(len(features.blocks))) if blocks == "all"
+                    else features.blocks_to_classify(dead))
         targets = np.array([0.0 if b in dead else 1.0 for b in classify])
         out.append(Example(record, board, features, dead, classify, targets))
     return out
@@ -115,7 +124,8 @@ def _stack(batch, matrices):
             np.concatenate(ys) if ys else np.zeros(0))
 
 
-def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, log=print):
+def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, blocks="all",
+          log=print):
     """A trained csa.Classifier of `steps` steps and the number of games it saw.
 
     Stacking: the predictions a later step reads on the training boards are out-of-fold (each
@@ -124,7 +134,7 @@ def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, log=p
     on every board in play. The step that is kept is fitted on all the fitting boards; the
     validation boards (never fitted) pick each network's best epoch."""
     rng = np.random.default_rng(seed)
-    data = examples(records)
+    data = examples(records, blocks)
     order = rng.permutation(len(data))
     cut = int(len(data) * (1 - VALIDATION_SHARE))
     fit_set = [data[i] for i in order[:cut]]
@@ -158,14 +168,16 @@ def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, log=p
     return csa.Classifier(trained), len(data)
 
 
-def train_from_files(paths, out, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1):
+def train_from_files(paths, out, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1,
+                     blocks="all"):
     from engine.training.scoredata import read_records
     records = [r for path in paths for r in read_records(path)]
-    classifier, games = train(records, hidden, steps, epochs, seed,
+    classifier, games = train(records, hidden, steps, epochs, seed, blocks,
                               log=lambda text: print(text, file=sys.stderr))
     sizes = sorted({r["size"] for r in records if not r.get("abandoned")})
     metadata = classifier.save(out, {"games_trained": games, "board_sizes": sizes,
                                      "trainer": {"hidden": hidden, "epochs": epochs, "seed": seed,
+                                                 "blocks": blocks,
                                                  "data": [str(p) for p in paths]}})
     print(f"wrote {out}: {metadata['steps']} steps, {metadata['hidden']} hidden units, "
           f"{games} games", file=sys.stderr)

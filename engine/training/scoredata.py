@@ -331,6 +331,9 @@ def main(argv=None):
     train_parser.add_argument("--steps", type=int, default=4)
     train_parser.add_argument("--epochs", type=int, default=300)
     train_parser.add_argument("--seed", type=int, default=1)
+    train_parser.add_argument("--blocks", choices=("all", "relevant"), default="all",
+                              help="blocks to learn: every block (default), or the paper's "
+                                   "learning task, the blocks whose status decides the score")
     evaluate_parser = commands.add_parser("evaluate", help="score held-out records")
     evaluate_parser.add_argument("--data", nargs="+", required=True)
     evaluate_parser.add_argument("--weights", default=None)
@@ -346,7 +349,7 @@ def main(argv=None):
     elif args.command == "train":
         from engine.training.csatrain import train_from_files
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
-                         epochs=args.epochs, seed=args.seed)
+                         epochs=args.epochs, seed=args.seed, blocks=args.blocks)
     else:
         from engine.training.csatrain import evaluate_files
         evaluate_files(args.data, args.weights, ownership=args.ownership)
