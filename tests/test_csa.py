@@ -218,6 +218,24 @@ def test_weakest_adjacent_opponent_blocks_are_ordered_by_liberties():
 
 # --- counting -----------------------------------------------------------------------------------------
 
+def test_playout_ownership_is_higher_for_the_walls_than_for_stones_in_enemy_area():
+    # Random playouts let an invader live in a small area now and then, so the feature is a
+    # leaning, not a verdict: positive for the walls, negative for the invaders.
+    f = features_of("""
+        . . . X O . .
+        . O . X O . .
+        . . . X O . .
+        . . . X O X .
+        . . . X O . .
+        . . . X O . .
+        . . . X O . .
+    """)
+    walls = [feature(f, v, "playout_ownership") for v in ("D7", "E7")]
+    invaders = [feature(f, v, "playout_ownership") for v in ("B6", "F4")]
+    assert min(walls) > 0.3 and max(invaders) < 0
+    assert features_of(". . .\n" * 3).blocks == []      # an empty board: nothing to own
+
+
 def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_one():
     settled = load_board("""
         . X O . .

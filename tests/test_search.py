@@ -304,6 +304,27 @@ def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor(play
     assert margin == sum(on_board) - 7.0
 
 
+def test_mean_ownership_averages_the_playouts_and_repeats_with_its_seed():
+    # Black's wall and corner are safe; the white stone at B4 inside it has no room to live.
+    board = loaded("""
+        . . . X . .
+        . O . X . .
+        . . . X . .
+        X X X X . .
+        . . . . . .
+        . . . . . .
+    """)
+    owned = playout.mean_ownership(board, 64, seed=5)
+    assert owned.dtype == np.float64 and owned.shape == (board.num_locs,)
+    assert np.array_equal(owned, playout.mean_ownership(board, 64, seed=5))
+    assert all(owned[p] == 0 for p in range(board.num_locs) if p not in board.points())
+    assert all(-1 <= owned[p] <= 1 for p in board.points())
+    assert owned[point(board, "D6")] == 1.0          # a stone of the wall: never captured
+    assert owned[point(board, "B5")] > 0.5           # the white stone dies in most playouts
+    assert set(np.unique(playout.mean_ownership(board, 1, seed=9))) <= {-1.0, 0.0, 1.0}
+    assert np.array_equal(playout.mean_ownership(board, 0), np.zeros(board.num_locs))
+
+
 def test_area_count_on_a_diagram():
     board = loaded("""
         . X O .

@@ -604,6 +604,32 @@ def playout_score(Board board, int colour, last_move=None, double komi=7.0, seed
     return area_margin(work, komi, &owner_view[0]), owner, moves
 
 
+def mean_ownership(Board board, int playouts, double komi=7.0, seed=1, bint patterns=True,
+                   bint tactics=True, str playout_tactics="mogo"):
+    """Mean final owner of every loc over `playouts` playouts from board (not changed), Black and
+    White moving first in turn: a float64 array by loc, +1 Black's in every playout, -1
+    White's, 0 off the board. The same seed gives the same array."""
+    cdef Board work = Board(board.size)
+    cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
+    total = np.zeros(board.num_locs, dtype=np.float64)
+    owner = np.zeros(board.num_locs, dtype=np.int8)
+    cdef double[::1] total_view = total
+    cdef signed char[::1] owner_view = owner
+    cdef int i, p
+    cdef int locs = board.num_locs
+    with nogil:
+        for i in range(playouts):
+            work.copy_position_from(board)
+            play_out(work, C_BLACK if i % 2 == 0 else C_WHITE, NO_LOC, &run.policy, run.ladders,
+                     &run.rng, NULL)
+            area_margin(work, komi, &owner_view[0])
+            for p in range(locs):
+                total_view[p] += owner_view[p]
+    if playouts > 0:
+        total /= playouts
+    return total
+
+
 def area_count(Board board, double komi=0.0):
     """Tromp-Taylor area margin for Black (stones and one-colour empty regions) minus komi."""
     return area_margin(board, komi, NULL)
