@@ -56,3 +56,18 @@ def test_generated_games_are_labelled_consistently_and_a_rerun_resumes(tmp_path)
         for block in example.features.blocks:
             assert len({record["labels"][board_points(9).index(p)] for p in block.stones}) == 1
     json.dumps(records)   # plain JSON all the way
+
+
+def test_an_interrupted_generator_says_how_to_resume(tmp_path, monkeypatch, capsys):
+    from engine.training import scoredata
+    out = tmp_path / "games.jsonl"
+    out.write_text('{"index": 0, "seed": 1, "size": 9, "abandoned": true}\n')
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scoredata, "generate", interrupted)
+    monkeypatch.setattr(scoredata, "find_gnugo", lambda: "/usr/games/gnugo")
+    code = scoredata.main(["generate", "--out", str(out), "--games", "5", "--workers", "1"])
+    assert code == 130
+    assert f"games on file in {out}: 1; run the same command again" in capsys.readouterr().err

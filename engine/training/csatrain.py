@@ -124,7 +124,7 @@ def _stack(batch, matrices):
             np.concatenate(ys) if ys else np.zeros(0))
 
 
-def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, blocks="all",
+def train(records, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1, blocks="all",
           log=print):
     """A trained csa.Classifier of `steps` steps and the number of games it saw.
 
@@ -168,7 +168,7 @@ def train(records, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1, block
     return csa.Classifier(trained), len(data)
 
 
-def train_from_files(paths, out, hidden=25, steps=csa.CASCADE_STEPS, epochs=300, seed=1,
+def train_from_files(paths, out, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1,
                      blocks="all"):
     from engine.training.scoredata import read_records
     records = [r for path in paths for r in read_records(path)]

@@ -327,9 +327,9 @@ def main(argv=None):
     train_parser = commands.add_parser("train", help="fit the CSA* cascade to record files")
     train_parser.add_argument("--data", nargs="+", required=True)
     train_parser.add_argument("--out", required=True)
-    train_parser.add_argument("--hidden", type=int, default=25)
+    train_parser.add_argument("--hidden", type=int, default=50, help="tanh units per step")
     train_parser.add_argument("--steps", type=int, default=4)
-    train_parser.add_argument("--epochs", type=int, default=300)
+    train_parser.add_argument("--epochs", type=int, default=600)
     train_parser.add_argument("--seed", type=int, default=1)
     train_parser.add_argument("--blocks", choices=("all", "relevant"), default="all",
                               help="blocks to learn: every block (default), or the paper's "
@@ -343,8 +343,15 @@ def main(argv=None):
     if args.command == "generate":
         if find_gnugo() is None and args.gnugo is None:
             parser.error("GNU Go is not installed (apt-get install gnugo)")
-        written, abandoned = generate(args.out, args.games, args.size, args.seed, args.workers,
-                                      args.komi, args.mix, args.gnugo)
+        try:
+            written, abandoned = generate(args.out, args.games, args.size, args.seed,
+                                          args.workers, args.komi, args.mix, args.gnugo)
+        except KeyboardInterrupt:
+            # every finished game is already on file; the same command plays the rest
+            on_file = len(read_records(args.out)) if Path(args.out).exists() else 0
+            print(f"\ninterrupted; games on file in {args.out}: {on_file}; run the same "
+                  f"command again to resume", file=sys.stderr)
+            return 130
         print(f"{written} games written, {abandoned} abandoned, to {args.out}", file=sys.stderr)
     elif args.command == "train":
         from engine.training.csatrain import train_from_files
