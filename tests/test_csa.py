@@ -357,6 +357,34 @@ def test_no_seki_when_the_living_block_kills_by_sacrifice():
     assert block_at(features, "A2").index not in dead
 
 
+def test_no_seki_when_the_living_block_can_first_take_another_dead_block():
+    # Black's second line and White's first line share A1 and J1 and nothing else: a seki while
+    # White's third line lives. If the third line is dead, Black takes it, gains liberties and
+    # then captures the first line: no seki.
+    features = csa.BoardFeatures(load_board("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        O O O O O O O O O
+        X X X X X X X X X
+        . O O O O O O O .
+    """))
+    first, second, third = (block_at(features, v).index for v in ("B1", "A2", "A3"))
+
+    def dead_with(third_alive):
+        predictions = np.ones(len(features.blocks))
+        predictions[first] = 0.0
+        predictions[third] = 1.0 if third_alive else 0.0
+        return set(csa.dead_blocks_from(features, predictions))
+
+    assert first not in dead_with(third_alive=True)
+    assert {first, third} <= dead_with(third_alive=False)
+    assert second not in dead_with(third_alive=False)
+
+
 def test_false_eyes_do_not_make_a_group_alive():
     # A9 is a real eye, C9 a false one: D9-D7 has no other liberty, White takes it at C9.
     # (GNU Go's play-out captures both black blocks.)

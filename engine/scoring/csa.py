@@ -862,9 +862,9 @@ def dead_blocks_from(features, predictions):
     liberty they share is self-atari for both colours (neither side can attack) and either both
     are predicted dead, or both have the same two or more liberties and no other, hold at
     least NAKADE_LIMIT stones each (capturing a smaller one leaves a three-point killing shape),
-    and the living block cannot kill by sacrifice: filling a shared liberty and being captured
+    and the living block cannot kill by sacrifice (filling a shared liberty and being captured
     would leave its stones and that point as the dead block's only eyespace, and if that space
-    is a killing shape it is no seki."""
+    is a killing shape it is no seki) nor gain liberties by taking another dead block first."""
     dead = {b for b in range(len(features.blocks))
             if not features.pass_alive[b]
             and (features.in_safe_region[b] or predictions[b] < ALIVE_THRESHOLD)}
@@ -882,7 +882,8 @@ def dead_blocks_from(features, predictions):
             if not shared or (o not in dead and (
                     len(shared) < 2 or other.liberties != shared or block.liberties != shared
                     or min(len(block.stones), len(other.stones)) < NAKADE_LIMIT
-                    or any(killing_shape(other.stones | {q}, features.stride) for q in shared))):
+                    or any(killing_shape(other.stones | {q}, features.stride) for q in shared)
+                    or any(x in dead for x in other.opponents if x != b))):
                 continue
             if all(board.liberties_if_played(q, block.colour) <= 1
                    and board.liberties_if_played(q, other.colour) <= 1 for q in shared):
