@@ -1,10 +1,10 @@
 """Training and measuring CSA* (engine/scoring/csa.py) on records of engine/training/scoredata.py.
 
 Reading order: `examples()` turns records into boards, block labels and the blocks the
-learning task covers (every block, or the paper's section 3.1 blocks); `fit_mlp()` trains one step's MLP; `train()` builds the
-cascade (each step trained on features made from the previous step's predictions, section
-4.2); `evaluate()` scores held-out boards with every step, the ownership scorer it replaced and
-GNU Go's own final_score.
+learning task covers (every block, or the paper's section 3.1 blocks); `fit_mlp()` trains one
+step's MLP; `train()` builds the cascade (each step trained on features made from the previous
+step's predictions, section 4.2); `evaluate()` scores held-out boards with every step, the
+ownership scorer it replaced and GNU Go's own final_score.
 """
 import sys
 from dataclasses import dataclass
