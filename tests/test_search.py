@@ -445,6 +445,21 @@ def test_tree_reuse_keeps_the_subtree_of_the_moves_played():
     assert not fresh.advance([point(game.board, "A1"), point(game.board, "B1"),
                               point(game.board, "C1")], game.board, game.seen_positions())
     assert fresh.root_visits == 0 and fresh.num_nodes == 1
+    assert fresh.root_colour == WHITE          # three moves after Black's root: White to move
+
+
+def test_a_search_after_moves_played_by_hand_is_for_the_side_to_move():
+    # A GoGui user plays a few moves by hand between two genmoves, of either colour: the kept
+    # tree must follow them or start afresh with the right side to move.
+    player = SearchPlayer(UniformEvaluator(), playouts=200, seed=3)
+    game = GameState(9, Rules(komi=7.0))
+    line = "E5 C3 G7 C7 G3 E3 E7 C5 G5 D4 F6 D6 F4 B4 H4"
+    for i, text in enumerate(line.split()):
+        if i % 3 == 0:
+            analysis = player.search(game, game.to_move)
+            assert player._owners[0].tree.root_colour == game.to_move
+            assert all(game.is_legal(move) for move in analysis.moves if move != PASS)
+        game.play(point(game.board, text))
 
 
 def test_root_filter_restricts_the_root_moves():

@@ -191,7 +191,10 @@ cdef class TreeSearch:
                         break
             colour = 3 - colour
             if found < 0:
-                self.set_root(board, colour, seen_hashes, moves[len(moves) - 1], passes)
+                # the mover at board is the root's colour after all the moves, not after the
+                # ones the tree held (a GoGui user may play several moves before genmove)
+                to_move = self.root_colour if len(moves) % 2 == 0 else 3 - self.root_colour
+                self.set_root(board, to_move, seen_hashes, moves[len(moves) - 1], passes)
                 return False
             node = found
         if node != 0:
