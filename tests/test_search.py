@@ -609,6 +609,16 @@ def test_search_player_plays_legal_moves_and_passes_after_a_won_pass():
     assert game.is_over() or len(game.history) == 60
 
 
+def test_search_player_logs_each_move_with_its_simulations(caplog):
+    player = SearchPlayer(UniformEvaluator(), playouts=150, seed=1)
+    game = GameState(5, Rules(komi=0.5))
+    with caplog.at_level("DEBUG", logger="kosumi.search"):
+        decision = player.choose(game, BLACK)
+    line = next(r.getMessage() for r in caplog.records if "simulations in" in r.getMessage())
+    assert line.startswith(f"B: {format_vertex(decision.move, 5)} (search: ")
+    assert f"{decision.analysis.simulations} simulations in" in line
+
+
 def test_search_player_does_not_pass_first_when_the_count_after_passing_loses():
     # Every point is settled and Black, 10 points to 15, cannot change the count: the tree has
     # nothing better than a pass, but a pass would let White end the game on a lost count.
