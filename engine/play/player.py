@@ -201,7 +201,7 @@ class Player:
         elapsed = time.perf_counter() - started
         previous = self.seconds_per_size.get(size, elapsed)
         self.seconds_per_size[size] = max(elapsed, 0.8 * previous + 0.2 * elapsed)
-        log.debug("%s: %s (%s) in %.3fs", "BW"[colour - 1], _move_text(decision.move, size),
+        log.debug("%s: %s (%s) in %.3fs", "BW"[colour - 1], move_text(decision.move, size),
                   decision.reason, elapsed)
         return decision
 
@@ -273,6 +273,7 @@ class Player:
                         1.0 / len(moves))
 
 
-def _move_text(move, size):
+def move_text(move, size):
+    """A decision's move as GTP writes it: a vertex, pass, or resign."""
     return move if isinstance(move, str) else format_vertex(move, size)
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, _move_text,
-                                 boltzmann, count_after_passing, dead_stone_liberties, state_for)
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, boltzmann,
+                                 count_after_passing, dead_stone_liberties, move_text, state_for)
 from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                 DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
@@ -340,7 +340,7 @@ class SearchPlayer:
         analysis = decision.analysis
         if analysis is not None:      # --log-level debug: what each move's search could do
             log.debug("%s: %s (%s): %d simulations in %.2fs, root win rate %.3f",
-                      "BW"[colour - 1], _move_text(decision.move, state.size), decision.reason,
+                      "BW"[colour - 1], move_text(decision.move, state.size), decision.reason,
                       analysis.simulations, analysis.seconds, analysis.root_winrate)
         return decision
 
