@@ -305,7 +305,7 @@ def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor(play
 
 
 def test_mean_ownership_averages_the_playouts_and_repeats_with_its_seed():
-    # Black's wall and corner are safe; the white stone at B4 inside it has no room to live.
+    # Black's wall and corner are safe; the white stone at B5 inside it has no room to live.
     board = loaded("""
         . . . X . .
         . O . X . .
