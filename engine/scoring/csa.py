@@ -162,7 +162,7 @@ class BoardFeatures:
         for p in self.points:
             colours[p] = board.get(p)
         self._find_blocks()
-        self.ownership = mean_ownership(board, OWNERSHIP_PLAYOUTS, 0.0, seed=OWNERSHIP_SEED)
+        self.ownership = mean_ownership(board, OWNERSHIP_PLAYOUTS, seed=OWNERSHIP_SEED)
         self._benson()
         self._find_regions()
         self._find_chains()

@@ -604,8 +604,8 @@ def playout_score(Board board, int colour, last_move=None, double komi=7.0, seed
     return area_margin(work, komi, &owner_view[0]), owner, moves
 
 
-def mean_ownership(Board board, int playouts, double komi=7.0, seed=1, bint patterns=True,
-                   bint tactics=True, str playout_tactics="mogo"):
+def mean_ownership(Board board, int playouts, seed=1, bint patterns=True, bint tactics=True,
+                   str playout_tactics="mogo"):
     """Mean final owner of every loc over `playouts` playouts from board (not changed), Black and
     White moving first in turn: a float64 array by loc, +1 Black's in every playout, -1
     White's, 0 off the board. The same seed gives the same array."""
@@ -622,7 +622,7 @@ def mean_ownership(Board board, int playouts, double komi=7.0, seed=1, bint patt
             work.copy_position_from(board)
             play_out(work, C_BLACK if i % 2 == 0 else C_WHITE, NO_LOC, &run.policy, run.ladders,
                      &run.rng, NULL)
-            area_margin(work, komi, &owner_view[0])
+            area_margin(work, 0.0, &owner_view[0])     # the owners only: komi is moot
             for p in range(locs):
                 total_view[p] += owner_view[p]
     if playouts > 0:

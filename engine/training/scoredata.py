@@ -37,6 +37,7 @@ from engine.rules.board import BLACK, EMPTY, WHITE, IllegalMove, opponent
 from engine.rules.coords import PASS, board_points, format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules, area_score
 from engine.tools.gtp_client import GtpClient, GtpError, find_gnugo
+from engine.training.csatrain import BLOCK_CHOICES, evaluate_files, train_from_files
 
 SOURCES = ("gnugo-self", "kosumi-gnugo", "kosumi-self")
 DEFAULT_MIX = {9: "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2",
@@ -331,7 +332,7 @@ def main(argv=None):
     train_parser.add_argument("--steps", type=int, default=4)
     train_parser.add_argument("--epochs", type=int, default=600)
     train_parser.add_argument("--seed", type=int, default=1)
-    train_parser.add_argument("--blocks", choices=("all", "relevant"), default="all",
+    train_parser.add_argument("--blocks", choices=BLOCK_CHOICES, default="all",
                               help="blocks to learn: every block (default), or the paper's "
                                    "learning task, the blocks whose status decides the score")
     evaluate_parser = commands.add_parser("evaluate", help="score held-out records")
@@ -354,11 +355,9 @@ def main(argv=None):
             return 130
         print(f"{written} games written, {abandoned} abandoned, to {args.out}", file=sys.stderr)
     elif args.command == "train":
-        from engine.training.csatrain import train_from_files
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
                          epochs=args.epochs, seed=args.seed, blocks=args.blocks)
     else:
-        from engine.training.csatrain import evaluate_files
         evaluate_files(args.data, args.weights, ownership=args.ownership)
     return 0
 
