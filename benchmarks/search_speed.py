@@ -6,6 +6,7 @@ search on 9x9 and 19x19, with one and two threads, with and without the net's pr
     python benchmarks/search_speed.py --weights weights/isn14_9x9.npz   # another prior net
     python benchmarks/search_speed.py --playout-tactics mogo,fuego      # both policies' rows
     python benchmarks/search_speed.py --prior-thresholds 8,16,32        # when nodes ask the net
+    python benchmarks/search_speed.py --last-good-reply off,on          # without and with replies
 
 Rows are measured one after another in the same process, so their ratios are comparable; run it
 on an otherwise idle machine (BENCHMARKS.md says what else was running). Each search starts from
@@ -53,20 +54,21 @@ def playout_rows(sizes, count, tactics_list):
 
 
 def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tactics_list,
-                prior_thresholds):
+                prior_thresholds, replies_list):
     # the prior's threshold changes nothing without the prior: one no-prior row per setting
     priors = [(False, prior_thresholds[0])] + [(True, t) for t in prior_thresholds]
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
-            for (use_prior, threshold), threads, playout_tactics in itertools.product(
-                    priors, threads_list, tactics_list):
+            for (use_prior, threshold), threads, playout_tactics, replies in itertools.product(
+                    priors, threads_list, tactics_list, replies_list):
                 player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
                                       threads=threads, seed=1, use_prior=use_prior,
                                       prior_threshold=threshold,
                                       reuse_tree=False, max_nodes=4_000_000,
                                       knowledge_visits=knowledge_visits,
-                                      playout_tactics=playout_tactics)
+                                      playout_tactics=playout_tactics,
+                                      last_good_reply=replies)
                 started = time.perf_counter()
                 analysis = player.search(game, game.to_move)
                 elapsed = time.perf_counter() - started
@@ -74,6 +76,8 @@ def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tacti
                 if knowledge_visits:
                     prior += f" + knowledge {knowledge_visits:g}"
                 prior += f", {playout_tactics} playouts"
+                if replies:
+                    prior += " + last good replies"
                 print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
                       f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
                       f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
@@ -95,7 +99,13 @@ def main():
     parser.add_argument("--prior-thresholds", default=str(DEFAULT_NET_PRIOR_THRESHOLD),
                         help="the visits a node needs before it asks the net, comma-separated "
                              "(default: %(default)s)")
+    parser.add_argument("--last-good-reply", default="off",
+                        help="the playouts' last good replies, comma-separated, of off,on "
+                             "(default: %(default)s)")
     args = parser.parse_args()
+    replies_names = args.last_good_reply.split(",")
+    if set(replies_names) - {"off", "on"}:
+        parser.error(f"--last-good-reply takes off, on or off,on, not {args.last_good_reply}")
     tactics_list = args.playout_tactics.split(",")
     unknown = set(tactics_list) - set(playout.PLAYOUT_TACTICS)
     if unknown:
@@ -108,7 +118,8 @@ def main():
         evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
                     args.knowledge_prior, tactics_list,
-                    [int(t) for t in args.prior_thresholds.split(",")])
+                    [int(t) for t in args.prior_thresholds.split(",")],
+                    [name == "on" for name in replies_names])
 
 
 if __name__ == "__main__":

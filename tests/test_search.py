@@ -8,7 +8,7 @@ import pytest
 
 from engine.nets.evaluator import UniformEvaluator
 from engine.play.search_player import SearchPlayer
-from engine.rules.board import BLACK, PASS, WHITE, Board
+from engine.rules.board import BLACK, NO_LOC, PASS, WHITE, Board
 from engine.rules.coords import format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules, ladder_captured
 from engine.search import patterns, playout
@@ -293,6 +293,70 @@ def test_fuego_tactics_move_a_lone_self_atari_to_its_liberty():
     assert vertices(board, playout.policy_moves(board, BLACK, playout_tactics="fuego")) == {"D5"}
 
 
+def test_reply_memory_keeps_the_winners_replies_and_forgets_the_losers():
+    board = Board(9)
+    c5, d4, e5, f6, g7 = (point(board, v) for v in ("C5", "D4", "E5", "F6", "G7"))
+    memory = playout.ReplyMemory(board.num_locs)
+    none = NO_LOC
+    assert memory.reply(BLACK, None, None) == (none, none)
+    # Black C5, White D4, Black E5, White pass, Black F6: Black won
+    memory.learn_moves([c5, d4, e5, PASS, f6], BLACK, None, None, BLACK)
+    assert memory.reply(WHITE, None, c5) == (none, none)        # the loser's replies: none
+    assert memory.reply(BLACK, c5, d4) == (e5, e5)              # LGRF-2 and LGRF-1
+    assert memory.reply(BLACK, e5, PASS) == (f6, f6)            # a pass is a previous move...
+    assert memory.reply(WHITE, d4, e5) == (none, none)          # ...never a reply
+    # the same replies in a game Black lost are forgotten; a reply that was not stored stays
+    memory.learn_moves([c5, d4, e5], BLACK, None, None, WHITE)
+    assert memory.reply(BLACK, c5, d4) == (none, none)
+    assert memory.reply(WHITE, None, c5) == (d4, d4)            # White won this time
+    memory.learn_moves([g7, d4, e5], BLACK, None, None, WHITE)
+    assert memory.reply(BLACK, g7, d4) == (none, none)
+    memory.learn_moves([c5, d4, g7], BLACK, None, None, 0)     # a draw teaches nothing
+    assert memory.reply(BLACK, c5, d4) == (none, none)
+
+
+def test_policy_plays_the_stored_reply_after_tactics_and_before_patterns():
+    board = loaded("""
+        . . . . . . .
+        . . . . . . .
+        . . . O . . .
+        . . X X O . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+    """)
+    e4, c5, f2, d3 = (point(board, v) for v in ("E4", "C5", "F2", "D3"))
+    memory = playout.ReplyMemory(board.num_locs)
+    memory.learn_moves([e4, f2], WHITE, None, None, BLACK)      # Black's F2 answered E4 and won
+    assert vertices(board, playout.policy_moves(board, BLACK, last_move=e4, samples=30,
+                                                replies=memory)) == {"F2"}
+    # LGRF-2 first: the reply to (D3, E4)
+    memory.learn_moves([d3, e4, c5], BLACK, None, None, BLACK)
+    assert vertices(board, playout.policy_moves(board, BLACK, last_move=e4, move_before=d3,
+                                                samples=30, replies=memory)) == {"C5"}
+    # without an LGRF-2 reply (after G7, E4), the LGRF-1 reply to E4, which C5 replaced
+    assert vertices(board, playout.policy_moves(board, BLACK, last_move=e4,
+                                                move_before=point(board, "G7"), samples=30,
+                                                replies=memory)) == {"C5"}
+    # a stored reply that is no longer playable is passed over
+    board.play(c5, WHITE)
+    moves = playout.policy_moves(board, BLACK, last_move=e4, move_before=d3, samples=200,
+                                 replies=memory)
+    assert "C5" not in vertices(board, moves) and len(moves) > 1
+    # an escape from atari comes before a stored reply
+    atari = loaded("""
+        . . . . .
+        . . . . .
+        . O X O .
+        . . O . .
+        . . . . .
+    """)
+    memory = playout.ReplyMemory(atari.num_locs)
+    memory.learn_moves([point(atari, "D3"), point(atari, "A1")], WHITE, None, None, BLACK)
+    assert vertices(atari, playout.policy_moves(atari, BLACK, last_move=point(atari, "D3"),
+                                                samples=30, replies=memory)) == {"C4"}
+
+
 @pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
 def test_a_playout_ends_with_the_board_full_of_eyes_and_scores_tromp_taylor(playout_tactics):
     board = Board(9)
@@ -365,6 +429,19 @@ def test_a_seeded_search_repeats_exactly_and_another_seed_differs():
     first, again, other = summary(5), summary(5), summary(6)
     assert first == again
     assert first != other
+
+
+def test_last_good_reply_search_keeps_the_invariants_and_repeats_with_its_seed():
+    def summary(seed):
+        tree = searched(Board(9), BLACK, 1500, seed=seed, last_good_reply=True)
+        tree.check_invariants()
+        return [(c["move"], c["visits"], c["winrate"]) for c in tree.root_children()]
+    first = summary(5)
+    assert first == summary(5)
+    assert first != summary(6)
+    plain = searched(Board(9), BLACK, 1500, seed=5)
+    assert first != [(c["move"], c["visits"], c["winrate"]) for c in plain.root_children()]
+    assert plain.replies is None
 
 
 def test_the_node_budget_stops_growth_without_failing():
@@ -480,8 +557,10 @@ def test_root_filter_restricts_the_root_moves():
 
 # --- problems the search must solve -----------------------------------------------------------
 
-def best_move(board, colour, simulations, komi, seed=1, playout_tactics="mogo"):
-    tree = TreeSearch(board.size, komi, seed=seed, playout_tactics=playout_tactics)
+def best_move(board, colour, simulations, komi, seed=1, playout_tactics="mogo",
+              last_good_reply=False):
+    tree = TreeSearch(board.size, komi, seed=seed, playout_tactics=playout_tactics,
+                      last_good_reply=last_good_reply)
     tree.set_root(board, colour, [board.hash])
     tree.run(simulations, stop_early=False)
     return format_vertex(tree.root_children()[0]["move"], board.size)
@@ -514,16 +593,21 @@ CHAIN_IN_ATARI = """
 
 @pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
 @pytest.mark.parametrize("colour", [BLACK, WHITE])
-def test_search_finds_the_vital_point_of_a_straight_three(colour, playout_tactics):
+@pytest.mark.parametrize("last_good_reply", [False, True])
+def test_search_finds_the_vital_point_of_a_straight_three(colour, playout_tactics,
+                                                          last_good_reply):
     assert best_move(loaded(STRAIGHT_THREE), colour, 3000, komi=3.5,
-                     playout_tactics=playout_tactics) == "B2"
+                     playout_tactics=playout_tactics, last_good_reply=last_good_reply) == "B2"
 
 
 @pytest.mark.parametrize("playout_tactics", playout.PLAYOUT_TACTICS)
 @pytest.mark.parametrize("colour", [BLACK, WHITE])
-def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour, playout_tactics):
+@pytest.mark.parametrize("last_good_reply", [False, True])
+def test_search_captures_or_saves_a_chain_in_atari_on_9x9(colour, playout_tactics,
+                                                          last_good_reply):
     board = loaded(CHAIN_IN_ATARI)
-    move = best_move(board, colour, 3000, komi=7.0, playout_tactics=playout_tactics)
+    move = best_move(board, colour, 3000, komi=7.0, playout_tactics=playout_tactics,
+                     last_good_reply=last_good_reply)
     if colour == BLACK or move == "G6":
         assert move == "G6"
     else:
@@ -754,5 +838,10 @@ def test_playout_tactics_option_reaches_the_tree_and_bad_names_are_refused(capsy
         parser.parse_args(["--search", "mcts", "--playout-tactics", "pachi"])
     assert "--playout-tactics" in capsys.readouterr().err
     assert TreeSearch(9, playout_tactics="fuego").playout_tactics == "fuego"
+    assert not build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts"])) \
+        .player.tree_options["last_good_reply"]
+    engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--last-good-reply"]))
+    assert engine.player.tree_options["last_good_reply"]
     with pytest.raises(ValueError, match="mogo, fuego"):
         TreeSearch(9, playout_tactics="pachi")

@@ -85,6 +85,10 @@ def build_parser():
                              "fuego-ladders = fuego and no escape into a ladder (Pachi's check: "
                              "it reads ladders, the dearest); see engine/search/playout.pyx. "
                              "Default: %(default)s")
+    search.add_argument("--last-good-reply", action="store_true",
+                        help="the playouts also play the replies that won the tree's recent "
+                             "simulations and forget those that lost (LGRF-2 and LGRF-1, Baier "
+                             "& Drake 2010), after escapes and captures, before the patterns")
     search.add_argument("--prior-threshold", type=int, default=DEFAULT_NET_PRIOR_THRESHOLD,
                         metavar="N", help="visits a node needs before the net gives its "
                                           "children their prior (the root: at once); default: "
@@ -173,7 +177,8 @@ def make_search_player(args, evaluator, seed, resign_threshold):
                         prior_threshold=args.prior_threshold,
                         knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
                         expand_threshold=args.expand_threshold, max_nodes=args.max_nodes,
-                        playout_tactics=args.playout_tactics)
+                        playout_tactics=args.playout_tactics,
+                        last_good_reply=args.last_good_reply)
 
 
 def main(argv=None):

@@ -115,7 +115,7 @@ class SearchPlayer:
                  prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=DEFAULT_KNOWLEDGE_PRIOR,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
-                 patterns=True, playout_tactics="mogo", reuse_tree=True):
+                 patterns=True, playout_tactics="mogo", last_good_reply=False, reuse_tree=True):
         if playouts is None and seconds_per_move is None:
             raise ValueError("the search needs a budget: playouts, seconds per move, or both")
         if playouts is not None and playouts < 1:
@@ -138,7 +138,8 @@ class SearchPlayer:
                                  net_prior_visits=prior_visits,
                                  knowledge_prior_visits=knowledge_visits,
                                  net_prior_threshold=prior_threshold, value_weight=value_weight,
-                                 patterns=patterns, playout_tactics=playout_tactics)
+                                 patterns=patterns, playout_tactics=playout_tactics,
+                                 last_good_reply=last_good_reply)
         self.reuse_tree = reuse_tree
         self.hopeless_streak = 0
         self._owners = []

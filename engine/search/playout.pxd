@@ -12,6 +12,7 @@
 #   (never touched then). One per thread: it is scratch. Its reads play and undo on the playout
 #   board, which they leave exactly as they found it.
 
+cimport cython
 from engine.nets.features cimport BoardFeatures
 from engine.rules.board cimport Board
 from engine.rules.types cimport loc_t
@@ -25,6 +26,23 @@ cdef struct PlayoutPolicy:
     bint read_ladders                    # with fuego_tactics, Pachi's ladder check on escapes
     int max_moves                        # a playout longer than this is cut and counted
 
+@cython.final
+cdef class ReplyMemory:
+    # last good replies with forgetting (playout.pyx): reply1[colour - 1][slot of the previous
+    # move], reply2[colour - 1][slot of the move before][slot of the previous move]; a slot is a
+    # loc, or slots - 1 for a pass or no move; NO_LOC where no reply is stored
+    cdef loc_t *reply1
+    cdef loc_t *reply2
+    cdef readonly int slots              # num_locs + 1
+    cdef void clear(self) noexcept nogil
+    cdef int _slot(self, loc_t move) noexcept nogil
+    cdef long _index1(self, int colour, loc_t previous) noexcept nogil
+    cdef long _index2(self, int colour, loc_t before, loc_t previous) noexcept nogil
+    cdef loc_t reply_to_two(self, int colour, loc_t before, loc_t previous) noexcept nogil
+    cdef loc_t reply_to_one(self, int colour, loc_t previous) noexcept nogil
+    cdef void learn(self, const loc_t *moves, int count, int colour, loc_t before,
+                    loc_t previous, int winner) noexcept nogil
+
 cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, str playout_tactics,
                                int size) except *
 # playout_tactics: one of playout.pyx's PLAYOUT_TACTICS, else ValueError naming them. (The
@@ -35,8 +53,11 @@ cdef unsigned long long next_random(unsigned long long *state) noexcept nogil
 cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil
 cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil
 cdef bint is_bad_self_atari(Board board, loc_t p, int colour) noexcept nogil
-cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                       BoardFeatures ladders, unsigned long long *rng) noexcept nogil
-cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                  BoardFeatures ladders, unsigned long long *rng, int *first_player) noexcept nogil
+cdef loc_t choose_move(Board board, int colour, loc_t last_move, loc_t move_before,
+                       const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                       unsigned long long *rng) noexcept nogil
+# replies: None, or the tree's ReplyMemory (tried after the escapes and captures)
+cdef int play_out(Board board, int colour, loc_t last_move, loc_t move_before,
+                  const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                  unsigned long long *rng, int *first_player, loc_t *record) noexcept nogil
 cdef double area_margin(Board board, double komi, signed char *owner) noexcept nogil

@@ -20,9 +20,11 @@ adds Pachi's ladder check on escapes [ladders] to those, which reads ladders and
    that gives three liberties or more, or the capture of an opponent chain in atari next to it;
 4. [fuego] nakade: an empty neighbour of the last move in an eye space of exactly three empty
    points (straight or bent) that only the opponent's stones and the edge surround: its middle;
-5. patterns: an empty neighbour of the last move whose 3x3 neighbourhood is in the pattern table
+5. [replies] with a ReplyMemory (the tree's `--last-good-reply`): the reply that last won a
+   simulation to the last two moves, else to the last move (LGRF-2, then LGRF-1: ReplyMemory);
+6. patterns: an empty neighbour of the last move whose 3x3 neighbourhood is in the pattern table
    (engine/search/patterns.py);
-6. a uniformly random move;
+7. a uniformly random move;
 and [fuego] Fuego's self-atari correction of a pattern or random move: a lone stone put in atari
 without capturing anything moves to its one liberty, when a stone there keeps two liberties.
 Every move is legal, fills no own eye and puts no chain of two or more stones in atari (single
@@ -31,6 +33,9 @@ two passes end the playout. With "mogo" the random numbers drawn are those of th
 "fuego" existed, so fixed-seed results do not change.
 """
 import numpy as np
+
+cimport cython
+from libc.stdlib cimport malloc, free
 
 from engine.nets.features cimport BoardFeatures, NEED_BLOCK_LADDERS
 from engine.rules.board cimport Board, LEGAL
@@ -56,6 +61,96 @@ cdef unsigned long long next_random(unsigned long long *state) noexcept nogil:
 
 cdef inline int random_below(unsigned long long *rng, int n) noexcept nogil:
     return <int> ((next_random(rng) >> 11) % <unsigned long long> n)
+
+
+@cython.final
+cdef class ReplyMemory:
+    """Last good reply with forgetting (Baier & Drake, "The Power of Forgetting: Improving the
+    Last-Good-Reply Policy in Monte Carlo Go", 2010): for each colour, the move that last won a
+    simulation as the reply to the previous two moves (LGRF-2) and to the previous move (LGRF-1).
+    After every simulation each move of it, in the tree and in the playout, is stored as the
+    mover's reply if the mover won, and forgotten if it was the stored reply and the mover lost.
+    So the playouts learn the local answers that work in the position being searched (the fights
+    a fixed policy misjudges) and drop them as soon as they stop working. Passes are never
+    stored; a pass or the game's start is a previous move like any other (one more slot).
+    One per tree: it is the scratch of one thread."""
+
+    def __cinit__(self, int num_locs):
+        self.slots = num_locs + 1
+        self.reply1 = <loc_t *> malloc(2 * self.slots * sizeof(loc_t))
+        self.reply2 = <loc_t *> malloc(2 * self.slots * self.slots * sizeof(loc_t))
+        if self.reply1 == NULL or self.reply2 == NULL:
+            raise MemoryError()
+        self.clear()
+
+    def __dealloc__(self):
+        free(self.reply1)
+        free(self.reply2)
+
+    cdef void clear(self) noexcept nogil:
+        cdef long i
+        for i in range(2 * self.slots):
+            self.reply1[i] = NO_LOC
+        for i in range(2 * self.slots * self.slots):
+            self.reply2[i] = NO_LOC
+
+    cdef int _slot(self, loc_t move) noexcept nogil:
+        return move if move >= 0 else self.slots - 1
+
+    cdef long _index1(self, int colour, loc_t previous) noexcept nogil:
+        return (colour - 1) * self.slots + self._slot(previous)
+
+    cdef long _index2(self, int colour, loc_t before, loc_t previous) noexcept nogil:
+        return ((colour - 1) * self.slots + self._slot(before)) * self.slots + \
+            self._slot(previous)
+
+    cdef loc_t reply_to_two(self, int colour, loc_t before, loc_t previous) noexcept nogil:
+        return self.reply2[self._index2(colour, before, previous)]
+
+    cdef loc_t reply_to_one(self, int colour, loc_t previous) noexcept nogil:
+        return self.reply1[self._index1(colour, previous)]
+
+    cdef void learn(self, const loc_t *moves, int count, int colour, loc_t before,
+                    loc_t previous, int winner) noexcept nogil:
+        """moves[0 .. count - 1]: a simulation's moves, colour first, after the moves before
+        and previous; winner: the colour that won it (0: a draw, nothing is learnt)."""
+        cdef int i
+        cdef long one, two
+        cdef loc_t move
+        if winner == 0:
+            return
+        for i in range(count):
+            move = moves[i]
+            if move >= 0:
+                one = self._index1(colour, previous)
+                two = self._index2(colour, before, previous)
+                if colour == winner:
+                    self.reply1[one] = move
+                    self.reply2[two] = move
+                else:
+                    if self.reply1[one] == move:
+                        self.reply1[one] = NO_LOC
+                    if self.reply2[two] == move:
+                        self.reply2[two] = NO_LOC
+            before = previous
+            previous = move
+            colour = 3 - colour
+
+    def reply(self, int colour, before, previous):
+        """(LGRF-2 reply, LGRF-1 reply) for colour after the moves before, previous (locs, PASS
+        or None); NO_LOC where none is stored. For tests."""
+        cdef loc_t b = NO_LOC if before is None else before
+        cdef loc_t p = NO_LOC if previous is None else previous
+        return self.reply_to_two(colour, b, p), self.reply_to_one(colour, p)
+
+    def learn_moves(self, moves, int colour, before, previous, int winner):
+        """learn() from a Python list of moves (tests)."""
+        cdef loc_t buffer[MAX_LOCS]
+        cdef int i, count = min(len(moves), MAX_LOCS)
+        for i in range(count):
+            buffer[i] = moves[i]
+        self.learn(buffer, count, colour, NO_LOC if before is None else before,
+                   NO_LOC if previous is None else previous, winner)
 
 
 cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil:
@@ -412,9 +507,11 @@ cdef int pattern_moves(Board board, int colour, loc_t last_move, const PlayoutPo
     return n
 
 
-cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                       BoardFeatures ladders, unsigned long long *rng) noexcept nogil:
-    """The policy's move for colour (module docstring), or PASS_LOC."""
+cdef loc_t choose_move(Board board, int colour, loc_t last_move, loc_t move_before,
+                       const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                       unsigned long long *rng) noexcept nogil:
+    """The policy's move for colour (module docstring), or PASS_LOC. move_before: the move
+    before last_move (the replies' LGRF-2 key)."""
     cdef loc_t candidates[MAX_CANDIDATES]
     cdef int n, i, start, num_empty
     cdef loc_t p, ladder_caught = NO_LOC
@@ -429,6 +526,13 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPo
                     n = nakade_moves(board, colour, last_move, candidates)
             if n > 0:
                 return candidates[random_below(rng, n)]
+        if replies is not None:
+            p = replies.reply_to_two(colour, move_before, last_move)
+            if p >= 0 and playable(board, p, colour):
+                return p
+            p = replies.reply_to_one(colour, last_move)
+            if p >= 0 and playable(board, p, colour):
+                return p
         if policy.use_patterns:
             n = pattern_moves(board, colour, last_move, policy, ladder_caught, candidates)
             if n > 0:
@@ -448,16 +552,20 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, const PlayoutPo
     return PASS_LOC
 
 
-cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                  BoardFeatures ladders, unsigned long long *rng, int *first_player) noexcept nogil:
+cdef int play_out(Board board, int colour, loc_t last_move, loc_t move_before,
+                  const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                  unsigned long long *rng, int *first_player, loc_t *record) noexcept nogil:
     """Play the policy for both sides from colour to move until two passes or policy.max_moves.
-    last_move: the previous move (PASS_LOC or NO_LOC if none). Returns the moves played."""
+    last_move, move_before: the previous two moves (PASS_LOC, or NO_LOC if none). record (if
+    given, room for policy.max_moves) gets the moves played, passes too. Returns their count."""
     cdef int moves = 0, passes = 0
     cdef loc_t p
     if last_move == PASS_LOC:
         passes = 1
     while passes < 2 and moves < policy.max_moves:
-        p = choose_move(board, colour, last_move, policy, ladders, rng)
+        p = choose_move(board, colour, last_move, move_before, policy, ladders, replies, rng)
+        if record != NULL:
+            record[moves] = p
         if p == PASS_LOC:
             passes += 1
             board.ko_loc = NO_LOC
@@ -466,6 +574,7 @@ cdef int play_out(Board board, int colour, loc_t last_move, const PlayoutPolicy 
             board._play_unrecorded(p, colour)
             if first_player != NULL and first_player[p] == 0:
                 first_player[p] = colour
+        move_before = last_move
         last_move = p
         colour = 3 - colour
         moves += 1
@@ -575,19 +684,25 @@ cdef class _PolicyRun:
 
 
 def policy_move(Board board, int colour, last_move=None, seed=1, bint patterns=True,
-                bint tactics=True, str playout_tactics="mogo"):
-    """The policy's move for colour (a loc or PASS_LOC); last_move None: no previous move."""
+                bint tactics=True, str playout_tactics="mogo", ReplyMemory replies=None,
+                move_before=None):
+    """The policy's move for colour (a loc or PASS_LOC); last_move None: no previous move;
+    replies, move_before: the reply step's memory and the move before last_move."""
     cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
-    return choose_move(board, colour, NO_LOC if last_move is None else last_move, &run.policy,
-                       run.ladders, &run.rng)
+    return choose_move(board, colour, NO_LOC if last_move is None else last_move,
+                       NO_LOC if move_before is None else move_before, &run.policy, run.ladders,
+                       replies, &run.rng)
 
 
 def policy_moves(Board board, int colour, last_move=None, samples=200, seed=1,
-                 bint patterns=True, bint tactics=True, str playout_tactics="mogo"):
+                 bint patterns=True, bint tactics=True, str playout_tactics="mogo",
+                 ReplyMemory replies=None, move_before=None):
     """The set of moves the policy chose in `samples` draws (the board is not changed)."""
     cdef _PolicyRun run = _PolicyRun(board.size, patterns, tactics, playout_tactics, seed)
     cdef loc_t last = NO_LOC if last_move is None else last_move
-    return {choose_move(board, colour, last, &run.policy, run.ladders, &run.rng)
+    cdef loc_t before = NO_LOC if move_before is None else move_before
+    return {choose_move(board, colour, last, before, &run.policy, run.ladders, replies,
+                        &run.rng)
             for _ in range(samples)}
 
 
@@ -599,8 +714,8 @@ def playout_score(Board board, int colour, last_move=None, double komi=7.0, seed
     owner = np.zeros(board.num_locs, dtype=np.int8)
     cdef signed char[::1] owner_view = owner
     work.copy_position_from(board)
-    moves = play_out(work, colour, NO_LOC if last_move is None else last_move, &run.policy,
-                     run.ladders, &run.rng, NULL)
+    moves = play_out(work, colour, NO_LOC if last_move is None else last_move, NO_LOC,
+                     &run.policy, run.ladders, None, &run.rng, NULL, NULL)
     return area_margin(work, komi, &owner_view[0]), owner, moves
 
 
@@ -620,8 +735,8 @@ def mean_ownership(Board board, int playouts, seed=1, bint patterns=True, bint t
     with nogil:
         for i in range(playouts):
             work.copy_position_from(board)
-            play_out(work, C_BLACK if i % 2 == 0 else C_WHITE, NO_LOC, &run.policy, run.ladders,
-                     &run.rng, NULL)
+            play_out(work, C_BLACK if i % 2 == 0 else C_WHITE, NO_LOC, NO_LOC, &run.policy,
+                     run.ladders, None, &run.rng, NULL, NULL)
             area_margin(work, 0.0, &owner_view[0])     # the owners only: komi is moot
             for p in range(locs):
                 total_view[p] += owner_view[p]
@@ -647,6 +762,7 @@ def playouts_per_second(Board board, int colour, int count, seed=1, bint pattern
     with nogil:
         for i in range(count):
             work.copy_position_from(board)
-            total += play_out(work, colour, NO_LOC, &run.policy, run.ladders, &run.rng, NULL)
+            total += play_out(work, colour, NO_LOC, NO_LOC, &run.policy, run.ladders, None,
+                              &run.rng, NULL, NULL)
             area_margin(work, 0.0, NULL)
     return time.perf_counter() - started, total / max(count, 1)

@@ -13,7 +13,7 @@
 from engine.nets.features cimport BoardFeatures
 from engine.rules.board cimport Board, hash_t
 from engine.rules.types cimport loc_t, MAX_LOCS
-from engine.search.playout cimport PlayoutPolicy
+from engine.search.playout cimport PlayoutPolicy, ReplyMemory
 
 cdef struct Node:
     loc_t move                 # the move that led here (PASS_LOC for a pass; root: NO_LOC)
@@ -49,6 +49,8 @@ cdef class TreeSearch:
     cdef PlayoutPolicy policy
     cdef readonly str playout_tactics    # the policy's set of tactics, by name
     cdef BoardFeatures ladder_reader     # its ladder reader (fuego tactics), else None
+    cdef readonly ReplyMemory replies    # last good replies (last_good_reply), else None
+    cdef loc_t *sequence                 # one simulation's moves, tree and playout (replies)
     cdef unsigned long long rng
     cdef readonly double komi
     # parameters (see tree.pyx's TreeSearch docstring)
@@ -77,7 +79,7 @@ cdef class TreeSearch:
     cdef void _set_seen(self, seen_hashes) except *
     cdef int _grow(self, int extra) noexcept nogil
     cdef int _apply_prior(self, int node, int first, int count, int colour, int depth) except -1
-    cdef void _play_out_recording(self, int colour, loc_t last_move, int depth) noexcept nogil
+    cdef int _play_out_recording(self, int colour, loc_t last_move, int depth) noexcept nogil
     cdef void _top_two_visits(self, int *first, int *second) noexcept nogil
     cdef bint _superko_repeat(self, hash_t h, int node) noexcept nogil
     cdef double _knowledge(self, loc_t p, int colour) noexcept nogil

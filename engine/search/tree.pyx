@@ -42,8 +42,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
-from engine.search.playout cimport (PlayoutPolicy, make_policy, play_out, area_margin,
-                                     next_random, liberties_after, pattern_index,
+from engine.search.playout cimport (PlayoutPolicy, ReplyMemory, make_policy, play_out,
+                                     area_margin, next_random, liberties_after, pattern_index,
                                      make_ladder_reader)
 
 
@@ -72,7 +72,9 @@ cdef class TreeSearch:
     """One search tree. Parameters: max_nodes (the node budget), expand_threshold, the RAVE
     equivalence, the UCB exploration constant, the even and the evaluator's prior (in games),
     value_weight, the playout policy's patterns and tactics (on/off) and its set of tactics
-    (playout_tactics: one of engine/search/playout.pyx's PLAYOUT_TACTICS), and the
+    (playout_tactics: one of engine/search/playout.pyx's PLAYOUT_TACTICS), last_good_reply (the
+    playouts also play the replies that won this tree's last simulations: playout.ReplyMemory,
+    kept while the tree is reused), and the
     seed of the simulations' random numbers (with one thread and the same seed a search repeats
     exactly)."""
 
@@ -81,6 +83,7 @@ cdef class TreeSearch:
         self.seen = NULL
         self.root_filter = NULL
         self.ownership_sum = NULL
+        self.sequence = NULL
 
     def __init__(self, int size, double komi=7.0, *, int max_nodes=DEFAULT_MAX_NODES,
                  int expand_threshold=DEFAULT_EXPAND_THRESHOLD,
@@ -90,7 +93,8 @@ cdef class TreeSearch:
                  double net_prior_visits=DEFAULT_NET_PRIOR,
                  int net_prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
                  double value_weight=DEFAULT_VALUE_WEIGHT, bint patterns=True,
-                 bint tactics=True, str playout_tactics="mogo", seed=0):
+                 bint tactics=True, str playout_tactics="mogo", bint last_good_reply=False,
+                 seed=0):
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if expand_threshold < 0 or rave_equivalence <= 0 or exploration < 0 or \
@@ -112,6 +116,13 @@ cdef class TreeSearch:
         self.policy = make_policy(patterns, tactics, playout_tactics, size)
         self.playout_tactics = playout_tactics
         self.ladder_reader = make_ladder_reader(&self.policy, size)
+        self.replies = None
+        if last_good_reply:
+            self.replies = ReplyMemory(Board(size).num_locs)
+            self.sequence = <loc_t *> malloc((MAX_DEPTH + 1 + self.policy.max_moves) *
+                                             sizeof(loc_t))
+            if self.sequence == NULL:
+                raise MemoryError()
         self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
         self.root_board = Board(size)
         self.work = Board(size)
@@ -128,6 +139,7 @@ cdef class TreeSearch:
         free(self.nodes)
         free(self.seen)
         free(self.ownership_sum)
+        free(self.sequence)
 
     # --- the root ---------------------------------------------------------------------------
 
@@ -151,6 +163,8 @@ cdef class TreeSearch:
         self._init_node(0, NO_LOC, -1, board.hash)
         self.num_nodes = 1
         self._clear_root_statistics()
+        if self.replies is not None:
+            self.replies.clear()
 
     cdef void _set_seen(self, seen_hashes) except *:
         hashes = sorted({int(h) for h in seen_hashes})
@@ -434,7 +448,7 @@ cdef class TreeSearch:
     cdef int _simulate(self) noexcept nogil:
         """One simulation. Returns its depth in the tree, or -1 if the prior function failed."""
         cdef int node = 0, depth = 0, colour = self.root_colour, passes = self.root_passes
-        cdef int child, d, i, to_move, value_node = -1
+        cdef int child, d, i, to_move, value_node = -1, playout_moves
         cdef loc_t move, last_move = self.root_last_move
         cdef double margin, result, black_result
         cdef Node *n
@@ -479,9 +493,17 @@ cdef class TreeSearch:
             colour = 3 - colour
         # moves past the tree count for RAVE at every depth of the path. After two passes play
         # goes on too (see the module docstring), with both sides free to move again.
-        self._play_out_recording(colour, NO_LOC if passes >= 2 else last_move, depth)
+        playout_moves = self._play_out_recording(colour, NO_LOC if passes >= 2 else last_move,
+                                                 depth)
         margin = area_margin(self.work, self.komi, self.owner)
         black_result = 1.0 if margin > 0 else (0.0 if margin < 0 else 0.5)
+        if self.replies is not None:
+            for d in range(depth):
+                self.sequence[d] = self.nodes[self.path[d + 1]].move
+            # (the move before the root's last one is not known: a pass or no move's slot)
+            self.replies.learn(self.sequence, depth + playout_moves, self.root_colour, NO_LOC,
+                               self.root_last_move,
+                               C_BLACK if margin > 0 else (C_WHITE if margin < 0 else 0))
         if value_node >= 0 and self.value_weight > 0:
             black_result = (1.0 - self.value_weight) * black_result + \
                 self.value_weight * self.nodes[value_node].net_black_win
@@ -510,14 +532,22 @@ cdef class TreeSearch:
         self.playouts += 1
         return depth
 
-    cdef void _play_out_recording(self, int colour, loc_t last_move, int depth) noexcept nogil:
-        cdef int i, start
+    cdef int _play_out_recording(self, int colour, loc_t last_move, int depth) noexcept nogil:
+        """The playout from self.work after a tree path of `depth` moves (the moves go to
+        self.sequence after the path's when the replies are kept); the moves it played."""
+        cdef int i
+        cdef loc_t move_before = NO_LOC
         # play_out records first players with depth unknown: mark the points it will fill
         for i in range(self.work.num_locs):
             if self.first_colour[i] == 0:
                 self.first_depth[i] = depth
-        play_out(self.work, colour, last_move, &self.policy, self.ladder_reader, &self.rng,
-                 self.first_colour)
+        if depth >= 2:
+            move_before = self.nodes[self.path[depth - 1]].move
+        elif depth == 1:
+            move_before = self.root_last_move
+        return play_out(self.work, colour, last_move, move_before, &self.policy,
+                        self.ladder_reader, self.replies, &self.rng, self.first_colour,
+                        NULL if self.sequence == NULL else &self.sequence[depth])
 
     # --- the budget -------------------------------------------------------------------------
 
