@@ -29,3 +29,30 @@ def test_the_test_command_installs_the_test_extras_it_needs():
     assert {"pytest", "hypothesis"} <= names
     setup = readme_command("Set up and run")
     assert setup.startswith("pip install -e . && ")
+
+
+def strong_mode_commands():
+    """The engine command lines of the README's strong-mode section (`python gtp_server.py ...`)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    body = text.split("### The strong mode: tree search\n", 1)[1].split("\n### ", 1)[0]
+    return [line.split("#")[0].split() for line in body.splitlines()
+            if line.strip().startswith("python gtp_server.py")]
+
+
+def test_the_strong_mode_command_lines_parse_and_the_strongest_plays():
+    import subprocess
+    import sys
+    from engine.gtp.main import build_parser
+    commands = strong_mode_commands()
+    assert len(commands) >= 4
+    for command in commands:
+        build_parser().parse_args(command[2:])      # SystemExit on an unknown or bad option
+    strongest = next(c for c in commands if "--threads" in c and "--time-per-move" in c)
+    result = subprocess.run([sys.executable, *strongest[1:], "--log-level", "debug"], cwd=REPO,
+                            input=b"boardsize 9\nclear_board\ngenmove b\nquit\n",
+                            capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    replies = result.stdout.decode().split("\n\n")
+    assert re.fullmatch(r"= [A-HJ][1-9]", replies[2].strip()), replies
+    simulations = int(re.search(r"(\d+) simulations in", result.stderr.decode()).group(1))
+    assert simulations > 1000
