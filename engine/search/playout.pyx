@@ -22,6 +22,7 @@ adds Pachi's ladder check on escapes [ladders] to those, which reads ladders and
    points (straight or bent) that only the opponent's stones and the edge surround: its middle;
 5. [replies] with a ReplyMemory (the tree's `--last-good-reply`): the reply that last won a
    simulation to the last two moves, else to the last move (LGRF-2, then LGRF-1: ReplyMemory);
+   (steps 1-6 need a last move on the board: after a pass or at the start, the random move)
 6. patterns: an empty neighbour of the last move whose 3x3 neighbourhood is in the pattern table
    (engine/search/patterns.py);
 7. a uniformly random move;
@@ -72,8 +73,9 @@ cdef class ReplyMemory:
     mover's reply if the mover won, and forgotten if it was the stored reply and the mover lost.
     So the playouts learn the local answers that work in the position being searched (the fights
     a fixed policy misjudges) and drop them as soon as they stop working. Passes are never
-    stored; a pass or the game's start is a previous move like any other (one more slot).
-    One per tree: it is the scratch of one thread."""
+    stored as replies; a pass or the game's start is a previous move like any other (one more
+    slot), though the policy, like its other steps about the last move, asks for a reply only
+    after a move on the board. One per tree: it is the scratch of one thread."""
 
     def __cinit__(self, int num_locs):
         self.slots = num_locs + 1
