@@ -265,6 +265,39 @@ def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_
     assert csa.score_by_distance(lopsided, 0) > 0
 
 
+def test_the_board_is_doubtful_when_the_cascade_steps_disagree_on_a_block():
+    board = load_board("""
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+    """)
+    features = csa.BoardFeatures(board)
+    steady = [np.array([0.95, 0.9]), np.array([0.97, 0.92])]
+    result = csa.CsaResult(features, steady, [], -0.5, -0.5)
+    assert not result.counts_differ and not result.uncertain
+    assert not result.changed_mind and not result.doubtful
+    # Each step confident, the last one too, but the second called the block dead.
+    wavering = [np.array([0.95, 0.9]), np.array([0.1, 0.92]), np.array([0.97, 0.92])]
+    result = csa.CsaResult(features, wavering, [], -0.5, -0.5)
+    assert not result.uncertain and result.changed_mind and result.doubtful
+
+
+def test_benson_decided_blocks_do_not_make_the_board_doubtful():
+    board = load_board("""
+        . X . X O
+        X X X X O
+        O O O O O
+        . O . O .
+        . O . O .
+    """)
+    features = csa.BoardFeatures(board)
+    assert all(features.pass_alive)
+    wavering = [np.full(2, 0.95), np.full(2, 0.05), np.full(2, 0.95)]
+    assert not csa.CsaResult(features, wavering, [], 0.0, 0.0).changed_mind
+
+
 # --- the shipped classifier on classic final positions -------------------------------------------------
 
 def assessed(diagram, komi=0.5):

@@ -5,6 +5,7 @@ the controllers kosumi must work with (CONTROLLERS.md), the SGF round trip and t
 Engines run with the uniform evaluator (an area count), never the shipped weights.
 """
 import io
+import logging
 import os
 import re
 import select
@@ -641,6 +642,24 @@ def test_japanese_rules_count_territory_and_prisoners():
     # Black's territory: A5-C5 (B5 taken off), E5 and the 15 points below = 19, plus the dead
     # B5 as a prisoner = 20, minus komi. (Area counting gives 25 - 0.5.)
     assert ask(session, "final_score") == (True, "B+19.5")
+
+
+def test_a_doubtful_final_score_is_flagged_on_stderr_only(caplog):
+    session = make_session()
+    assert ask(session, "boardsize 9")[0]
+    for row in range(1, 10):
+        assert ask(session, f"play b C{row}")[0]
+    assert ask(session, "play w G5")[0]
+    # CSA*'s counts differ: flood fill leaves the right side neutral, distance splits it.
+    with caplog.at_level(logging.WARNING, logger="kosumi.gtp"):
+        ok, score = ask(session, "final_score")
+    assert ok and re.fullmatch(r"[BW]\+\d+(\.\d)?", score)
+    assert f"final_score {score} is doubtful" in caplog.text
+    caplog.clear()
+    assert ask(session, "play w G4")[0] and ask(session, "undo")[0] and ask(session, "undo")[0]
+    with caplog.at_level(logging.WARNING, logger="kosumi.gtp"):
+        assert ask(session, "final_score") == (True, "B+74.0")   # the wall owns the board
+    assert "doubtful" not in caplog.text
 
 
 def test_genmove_analyze_reports_the_position_before_its_move():

@@ -11,7 +11,8 @@ from sgfmill import boards, sgf
 
 from engine.tools import match
 from engine.tools.gtp_client import find_gnugo
-from engine.tools.match import IllegalMove, MatchConfig, RulesBoard, run_match, wilson_interval
+from engine.tools.match import (DOUBTFUL_NOTE, IllegalMove, MatchConfig, RulesBoard, format_summary,
+                                run_match, wilson_interval)
 
 GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None,
@@ -242,6 +243,26 @@ def test_dead_stones_removed_by_agreement_else_by_csa(tmp_path, fake, dead_a, de
     summary, _ = run(tmp_path, black, white, games=1, size=9)
     assert summary["results"][0]["result"] == expected
     assert summary["results"][0]["scored_by"] == scored_by
+
+
+def test_a_doubtful_csa_count_is_pointed_out(tmp_path, fake):
+    # Black's wall on the C line and a lone white stone at G5 in the open: CSA*'s count by
+    # flood fill (the right side is neutral) and by distance differ, so it asks for a look.
+    black = fake("--moves 'C1 C2 C3 C4 C5 C6 C7 C8 C9'")
+    white = fake("--moves 'G5'")
+    summary, out_dir = run(tmp_path, black, white, games=1, size=9)
+    result = summary["results"][0]
+    assert result["scored_by"].endswith("; doubtful, check the board")
+    assert DOUBTFUL_NOTE in result["notes"] and summary["doubtful_counts"] == [1]
+    assert "doubtful in games 1" in format_summary(summary)
+    assert DOUBTFUL_NOTE in load_sgf(out_dir / "game-1.sgf").get_main_sequence()[-1].get("C")
+
+
+def test_a_clear_csa_count_is_not_pointed_out(tmp_path, fake):
+    black = fake("--moves 'C1 C2 C3 C4 C5 C6 C7 C8 C9'")
+    summary, _ = run(tmp_path, black, fake("--moves 'A1'"), games=1, size=9)
+    assert summary["results"][0]["scored_by"] == "area, 1 dead stones removed by CSA*"
+    assert summary["doubtful_counts"] == [] and "doubtful" not in format_summary(summary)
 
 
 def test_move_cap_ends_and_scores_the_game(tmp_path, fake):

@@ -718,7 +718,12 @@ class KosumiEngine(GtpEngineBase):
     def cmd_final_score(self):
         """Score with dead stones removed (Benson, then CSA*, the learned classifier): B+n, W+n or 0."""
         assessment = deadstones.assess(self.state, self.evaluator)
-        return deadstones.format_score(deadstones.score(self.state, assessment.dead))
+        score = deadstones.format_score(deadstones.score(self.state, assessment.dead))
+        if assessment.doubtful:
+            # On stderr, which GoGui's shell shows: the reply itself has no room for it.
+            log.warning("final_score %s is doubtful (CSA*'s counts by flood fill and by distance "
+                        "differ, or it is unsure of a block): check the dead stones", score)
+        return score
 
     @gtp_command("final_status_list", WordArg(("alive", "dead", "seki")))
     def cmd_final_status_list(self, status):

@@ -8,7 +8,8 @@ every block its feature vector, with eyespace (and the six recursive features of
 depending on the previous step's predictions. `Classifier` is the cascade of one-hidden-layer
 tanh MLPs, read from a versioned .npz. `score_by_flood_fill()` / `score_by_distance()` count the
 board with the dead blocks taken off; when they differ the board is doubtful (the paper's
-check), and so it is when a block's final prediction is far from certain (ours).
+check), and so it is when a block's final prediction is far from certain or when the cascade's
+steps disagree on a block (ours).
 
 A block's prediction is the probability that it is alive. Benson's pass-alive blocks are alive
 and blocks standing in the other colour's pass-alive safe region dead, whatever the net says.
@@ -827,8 +828,18 @@ class CsaResult:
         return any(DOUBT_BAND < p < 1 - DOUBT_BAND for p in final)
 
     @property
+    def changed_mind(self):
+        """Some block the classifier decides (not Benson's) is called alive by one cascade step
+        and dead by another (ours: on held-out 9x9 boards most wrong counts had such a block,
+        few right ones did; BENCHMARKS.md)."""
+        decided = [b for b in range(len(self.features.blocks))
+                   if not self.features.pass_alive[b] and not self.features.in_safe_region[b]]
+        return any(min(p[b] for p in self.step_predictions) < ALIVE_THRESHOLD
+                   <= max(p[b] for p in self.step_predictions) for b in decided)
+
+    @property
     def doubtful(self):
-        return self.counts_differ or self.uncertain
+        return self.counts_differ or self.uncertain or self.changed_mind
 
     @property
     def dead_stones(self):

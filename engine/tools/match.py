@@ -15,7 +15,8 @@ match goes on.
 Scoring, unless --referee is given: area (Tromp-Taylor) after removing the stones that both
 engines list as dead (`final_status_list dead`); when they do not both answer or do not agree,
 kosumi's own dead-stone classifier (CSA*, engine/scoring/csa.py) decides for a game that ended
-by two passes, and a game stopped by the move cap counts every stone alive. With --referee CMD (e.g. "gnugo --mode gtp --chinese-rules") the
+by two passes (and the summary lists the games whose count it doubts), and a game stopped by the
+move cap counts every stone alive. With --referee CMD (e.g. "gnugo --mode gtp --chinese-rules") the
 referee is replayed the game and its `final_score` decides; if it fails, the match scores the
 game itself and says so.
 
@@ -373,8 +374,11 @@ def score_game(game, end, referee):
     if margin is None:
         dead_points = agreed_dead_stones(game)
         if dead_points is None and end == "two passes":
-            dead_points = classifier_dead_stones(game)
+            dead_points, doubtful = classifier_dead_stones(game)
             scored_by = f"area, {len(dead_points)} dead stones removed by CSA*"
+            if doubtful:
+                scored_by += "; doubtful, check the board"
+                game.notes.append(DOUBTFUL_NOTE)
         margin = game.board.area_margin(dead_points or ()) - game.config.komi
         if scored_by is not None:
             pass
@@ -389,10 +393,15 @@ def score_game(game, end, referee):
                        scored_by=scored_by)
 
 
+DOUBTFUL_NOTE = ("CSA*'s count is doubtful (its counts by flood fill and by distance differ, "
+                 "or it is unsure of a block): check the dead stones")
+
+
 def classifier_dead_stones(game):
     """The stones CSA* (kosumi's learned dead-stone classifier) calls dead on the match board,
-    as sgfmill points. The one place the match tool uses the engine's own code: a finished game
-    without a referee or an agreed dead-stone list still gets a count it can trust."""
+    as sgfmill points, and whether CSA* flags the count as doubtful. The one place the match
+    tool uses the engine's own code: a finished game without a referee or an agreed dead-stone
+    list still gets a count it can trust, or is pointed out for a look, as the paper proposes."""
     from engine.rules.board import BLACK, WHITE, Board
     from engine.rules.coords import from_sgfmill, to_sgfmill
     from engine.scoring import csa
@@ -401,7 +410,7 @@ def classifier_dead_stones(game):
     for colour, point in game.board.board.list_occupied_points():
         board.play(from_sgfmill(point, size), BLACK if colour == "b" else WHITE)
     result = csa.analyse(board, game.config.komi, csa.classifier_for(size))
-    return {to_sgfmill(p, size) for p in result.dead_stones}
+    return {to_sgfmill(p, size) for p in result.dead_stones}, result.doubtful
 
 
 def agreed_dead_stones(game):
@@ -549,6 +558,7 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
         "mean_margin_a": sum(margins_for_a) / len(scored) if scored else None,
         "mean_margin_black": sum(r.margin for r in scored) / len(scored) if scored else None,
         "capped_games": sum(r.end == "move cap" for r in results),
+        "doubtful_counts": [r.number for r in results if DOUBTFUL_NOTE in r.notes],
         "forfeits": [dict(game=r.number, **r.forfeit) for r in results if r.forfeit],
         "results": [asdict(r) for r in results],
     }
@@ -582,6 +592,9 @@ def format_summary(summary):
     if summary["capped_games"]:
         lines.append(f"  {summary['capped_games']} games reached the move cap "
                      f"of {summary['move_cap']}")
+    if summary["doubtful_counts"]:
+        lines.append(f"  CSA*'s count is doubtful in games "
+                     f"{', '.join(map(str, summary['doubtful_counts']))}: check their dead stones")
     for forfeit in summary["forfeits"]:
         lines.append(f"  forfeit: game {forfeit['game']}, {forfeit['loser']} "
                      f"({COLOUR_NAMES[forfeit['colour']]}): {forfeit['kind']}: "

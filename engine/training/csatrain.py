@@ -266,7 +266,8 @@ def evaluate_files(paths, weights=None, ownership=False):
         n = row["boards"]
         print(f"| {name} | {row['exact']}/{n} ({100 * row['exact'] / n:.1f}%) | "
               f"{row['winner']}/{n} ({100 * row['winner'] / n:.1f}%) |")
-    print(f"doubtful flag (counts differ or a block within {csa.DOUBT_BAND} of a coin flip): "
+    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, or the "
+          f"cascade's steps disagree on a block): "
           f"{result['flagged_wrong']} of {result['wrong']} wrong boards flagged; "
           f"{result['flagged_right']} right boards flagged too")
     print(f"  the paper's check alone (flood fill and distance differ): "
