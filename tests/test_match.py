@@ -11,7 +11,7 @@ from sgfmill import boards, sgf
 
 from engine.tools import match
 from engine.tools.gtp_client import find_gnugo
-from engine.tools.match import (DOUBTFUL_NOTE, IllegalMove, MatchConfig, RulesBoard, format_summary,
+from engine.tools.match import (DOUBTFUL_MARK, IllegalMove, MatchConfig, RulesBoard, format_summary,
                                 run_match, wilson_interval)
 
 GNUGO = find_gnugo()
@@ -252,10 +252,11 @@ def test_a_doubtful_csa_count_is_pointed_out(tmp_path, fake):
     white = fake("--moves 'G5'")
     summary, out_dir = run(tmp_path, black, white, games=1, size=9)
     result = summary["results"][0]
-    assert result["scored_by"].endswith("; doubtful, check the board")
-    assert DOUBTFUL_NOTE in result["notes"] and summary["doubtful_counts"] == [1]
+    assert result["scored_by"].endswith(DOUBTFUL_MARK) and summary["doubtful_counts"] == [1]
+    assert any(note.startswith("CSA*'s count is doubtful") for note in result["notes"])
     assert "doubtful in games 1" in format_summary(summary)
-    assert DOUBTFUL_NOTE in load_sgf(out_dir / "game-1.sgf").get_main_sequence()[-1].get("C")
+    last_node = load_sgf(out_dir / "game-1.sgf").get_main_sequence()[-1]
+    assert "CSA*'s count is doubtful" in last_node.get("C")
 
 
 def test_a_clear_csa_count_is_not_pointed_out(tmp_path, fake):

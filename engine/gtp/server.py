@@ -35,6 +35,7 @@ import numpy as np
 
 from engine import __version__
 from engine.scoring import deadstones
+from engine.scoring.csa import DOUBT_REASONS
 from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
 from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex, row_col
 from engine.rules.game import GameState, Rules, fixed_handicap_points
@@ -721,8 +722,8 @@ class KosumiEngine(GtpEngineBase):
         score = deadstones.format_score(deadstones.score(self.state, assessment.dead))
         if assessment.doubtful:
             # On stderr, which GoGui's shell shows: the reply itself has no room for it.
-            log.warning("final_score %s is doubtful (CSA*'s counts by flood fill and by distance "
-                        "differ, or it is unsure of a block): check the dead stones", score)
+            log.warning("final_score %s is doubtful for CSA* (%s): check the dead stones",
+                        score, DOUBT_REASONS)
         return score
 
     @gtp_command("final_status_list", WordArg(("alive", "dead", "seki")))

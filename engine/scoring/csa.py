@@ -61,6 +61,7 @@ ALIVE_THRESHOLD = 0.5      # predicted probability of life at or above which a b
 NAKADE_LIMIT = 3           # capturing 3+ stones and the filling one leaves 4+ points, mostly two eyes;
                            # 2 stones leave a killable three-point eye (the nakade of a semeai)
 DOUBT_BAND = 0.2           # a block predicted between 0.2 and 0.8 makes the board doubtful
+DOUBT_REASONS = "its counts by flood fill and by distance differ, or it is unsure of a block"
 OWNERSHIP_PLAYOUTS = 128   # a mean within about 0.1; 1-2 ms on 9x9, 5-6 ms on 19x19
 OWNERSHIP_SEED = 1         # fixed: the same board always gets the same features
 

@@ -374,11 +374,11 @@ def score_game(game, end, referee):
     if margin is None:
         dead_points = agreed_dead_stones(game)
         if dead_points is None and end == "two passes":
-            dead_points, doubtful = classifier_dead_stones(game)
+            dead_points, doubt = classifier_dead_stones(game)
             scored_by = f"area, {len(dead_points)} dead stones removed by CSA*"
-            if doubtful:
-                scored_by += "; doubtful, check the board"
-                game.notes.append(DOUBTFUL_NOTE)
+            if doubt:
+                scored_by += DOUBTFUL_MARK
+                game.notes.append(doubt)
         margin = game.board.area_margin(dead_points or ()) - game.config.komi
         if scored_by is not None:
             pass
@@ -393,15 +393,15 @@ def score_game(game, end, referee):
                        scored_by=scored_by)
 
 
-DOUBTFUL_NOTE = ("CSA*'s count is doubtful (its counts by flood fill and by distance differ, "
-                 "or it is unsure of a block): check the dead stones")
+DOUBTFUL_MARK = "; doubtful, check the board"     # ends scored_by when CSA* doubts its count
 
 
 def classifier_dead_stones(game):
     """The stones CSA* (kosumi's learned dead-stone classifier) calls dead on the match board,
-    as sgfmill points, and whether CSA* flags the count as doubtful. The one place the match
-    tool uses the engine's own code: a finished game without a referee or an agreed dead-stone
-    list still gets a count it can trust, or is pointed out for a look, as the paper proposes."""
+    as sgfmill points, and a note saying why CSA* doubts the count (None when it does not).
+    The one place the match tool uses the engine's own code: a finished game without a referee
+    or an agreed dead-stone list still gets a count it can trust, or is pointed out for a look,
+    as the paper proposes."""
     from engine.rules.board import BLACK, WHITE, Board
     from engine.rules.coords import from_sgfmill, to_sgfmill
     from engine.scoring import csa
@@ -410,7 +410,9 @@ def classifier_dead_stones(game):
     for colour, point in game.board.board.list_occupied_points():
         board.play(from_sgfmill(point, size), BLACK if colour == "b" else WHITE)
     result = csa.analyse(board, game.config.komi, csa.classifier_for(size))
-    return {to_sgfmill(p, size) for p in result.dead_stones}, result.doubtful
+    doubt = (f"CSA*'s count is doubtful ({csa.DOUBT_REASONS}): check the dead stones"
+             if result.doubtful else None)
+    return {to_sgfmill(p, size) for p in result.dead_stones}, doubt
 
 
 def agreed_dead_stones(game):
@@ -558,7 +560,8 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
         "mean_margin_a": sum(margins_for_a) / len(scored) if scored else None,
         "mean_margin_black": sum(r.margin for r in scored) / len(scored) if scored else None,
         "capped_games": sum(r.end == "move cap" for r in results),
-        "doubtful_counts": [r.number for r in results if DOUBTFUL_NOTE in r.notes],
+        "doubtful_counts": [r.number for r in results
+                            if r.scored_by and r.scored_by.endswith(DOUBTFUL_MARK)],
         "forfeits": [dict(game=r.number, **r.forfeit) for r in results if r.forfeit],
         "results": [asdict(r) for r in results],
     }
