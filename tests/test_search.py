@@ -650,6 +650,24 @@ def test_knowledge_prior_gives_each_child_the_rules_of_thumb_win_rate():
                      "C4": 0.4, "pass": 0.0}
 
 
+def test_on_large_boards_the_knowledge_prior_favours_the_empty_third_and_fourth_lines():
+    board = Board(15)
+    board.play(parse_vertex("K10", 15), WHITE)
+    tree = TreeSearch(15, 7.5, even_prior_visits=0, knowledge_prior_visits=10, seed=1)
+    tree.set_root(board, BLACK, [board.hash])
+    tree.run(1, stop_early=False)
+    root = tree.node(0)
+    children = [tree.node(i) for i in range(root["first_child"],
+                                            root["first_child"] + root["num_children"])]
+    prior = {format_vertex(c["move"], 15): round(c["prior_wins"] / c["prior_visits"], 6)
+             for c in children if c["move"] != PASS}
+    assert prior["C3"] == prior["D4"] == prior["C13"] == 0.7     # far from every stone
+    assert prior["B2"] == 0.3 and prior["A1"] == 0.1
+    assert prior["G7"] == 0.4                                     # the fifth line and beyond
+    assert prior["K11"] == 0.4 and prior["L10"] == 0.4            # next to a stone: no rule
+    assert prior["L11"] == prior["K12"] == 0.4                    # within distance 3 of it
+
+
 # Black owns the whole board; White's stone at A1 is dead. Counted as it stands the corner is
 # nobody's and Black has 21 points to White's 1, so with komi 20.5 Black loses; with the dead stone
 # off Black has all 25 and wins.
@@ -821,10 +839,37 @@ def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
     parser = build_parser()
     engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
                                              "--knowledge-prior", "10"]))
-    assert engine.player.tree_options["knowledge_prior_visits"] == 10
+    assert engine.player.settings_for(9) == (True, 10) and engine.player.settings_for(19)[1] == 10
     with pytest.raises(SystemExit):
         parser.parse_args(["--search", "mcts", "--knowledge-prior", "-1"])
     assert "knowledge prior" in capsys.readouterr().err
+
+
+def test_large_boards_search_with_rules_of_thumb_instead_of_the_nets_prior():
+    from engine.gtp.main import build_engine, build_parser
+    parser = build_parser()
+    player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts"])).player
+    assert player.settings_for(9) == (True, 0) and player.settings_for(13) == (True, 0)
+    assert player.settings_for(15) == (False, 60) and player.settings_for(19) == (False, 60)
+    player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--search-prior", "net"])).player
+    assert player.settings_for(19) == (True, 60)
+    player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--search-prior", "none"])).player
+    assert player.settings_for(9) == (False, 0)
+    # the trees follow the board: a 19x19 search asks the evaluator nothing
+    calls = []
+
+    class CountingEvaluator(UniformEvaluator):
+        def successor_values(self, state, *args, **kwargs):
+            calls.append(state.size)
+            return super().successor_values(state, *args, **kwargs)
+
+    player = SearchPlayer(CountingEvaluator(), playouts=50, seed=1)
+    player.search(GameState(19), BLACK)
+    assert calls == []
+    player.search(GameState(9), BLACK)
+    assert calls and set(calls) == {9}
 
 
 def test_playout_tactics_option_reaches_the_tree_and_bad_names_are_refused(capsys):

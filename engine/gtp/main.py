@@ -18,11 +18,12 @@ EXIT_BAD_SETUP = 2
 
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
-    from engine.play.search_player import DEFAULT_PLAYOUTS
+    from engine.play.search_player import DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR
     from engine.search.playout import PLAYOUT_TACTICS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                     DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
-                                    DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT)
+                                    DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT,
+                                    LARGE_BOARD_LINES)
     parser = argparse.ArgumentParser(
         prog="kosumi",
         description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
@@ -66,17 +67,22 @@ def build_parser():
                                           "shorten it)")
     search.add_argument("--threads", type=int, default=1, choices=range(1, 65), metavar="N",
                         help="search threads (root-parallel trees; default: %(default)d)")
-    search.add_argument("--search-prior", choices=("net", "none"), default="net",
-                        help="the tree's prior: the net's successor values, or none (even)")
+    search.add_argument("--search-prior", choices=("auto", "net", "none"), default="auto",
+                        help="the tree's prior: the net's successor values, or none (even); "
+                             f"auto (the default): the net's below {LARGE_BOARD_LINES} lines, "
+                             "none from there (the shipped nets learnt 9x9)")
     search.add_argument("--prior-visits", type=number(minimum=0, what="prior visits"),
                         default=DEFAULT_NET_PRIOR,
                         help="games of equivalent experience the prior is worth (default: "
                              "%(default)g)")
     search.add_argument("--knowledge-prior", type=number(minimum=0, what="knowledge prior"),
-                        default=DEFAULT_KNOWLEDGE_PRIOR, metavar="GAMES",
+                        metavar="GAMES",
                         help="games of equivalent experience for rules of thumb in the tree "
-                             "(captures, escapes, self-ataris, patterns, empty edges; see "
-                             "engine/search/tree.pyx); default: %(default)g")
+                             "(captures, escapes, self-ataris, patterns, empty edges and, from "
+                             f"{LARGE_BOARD_LINES} lines, empty third and fourth lines; see "
+                             "engine/search/tree.pyx); default: "
+                             f"{DEFAULT_KNOWLEDGE_PRIOR:g} below {LARGE_BOARD_LINES} lines, "
+                             f"{LARGE_BOARD_KNOWLEDGE_PRIOR:g} from there")
     search.add_argument("--playout-tactics", choices=PLAYOUT_TACTICS, default="mogo",
                         help="the playouts' tactics: mogo = MoGo's (escape from atari, capture, "
                              "3x3 patterns); fuego = those and Fuego's: moves at the liberties "
@@ -139,7 +145,7 @@ def make_evaluator(args):
         from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
     from engine.nets.evaluator import load_evaluator
-    if args.search == "mcts" and args.search_prior == "net":
+    if args.search == "mcts" and args.search_prior != "none":
         from engine.play.search_player import SEARCH_CACHE_SIZE
         return load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
     return load_evaluator(args.weights)
@@ -173,7 +179,8 @@ def make_search_player(args, evaluator, seed, resign_threshold):
     return SearchPlayer(evaluator, playouts=playouts, seconds_per_move=args.time_per_move,
                         threads=args.threads, seed=seed, resign_threshold=resign_threshold,
                         capture_all_dead=args.capture_all_dead,
-                        use_prior=args.search_prior == "net", prior_visits=args.prior_visits,
+                        use_prior={"auto": None, "net": True, "none": False}[args.search_prior],
+                        prior_visits=args.prior_visits,
                         prior_threshold=args.prior_threshold,
                         knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
                         expand_threshold=args.expand_threshold, max_nodes=args.max_nodes,

@@ -33,7 +33,7 @@ from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                 DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                 DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
-                                DEFAULT_VALUE_WEIGHT, TreeSearch)
+                                DEFAULT_VALUE_WEIGHT, LARGE_BOARD_LINES, TreeSearch)
 
 log = logging.getLogger("kosumi.search")
 
@@ -46,6 +46,8 @@ RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulati
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
 FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
+LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on large boards, where
+                                     # they stand in for the net's prior (see SearchPlayer)
 
 
 @dataclass
@@ -107,12 +109,19 @@ class _TreeOwner:
 
 
 class SearchPlayer:
-    """Monte-Carlo tree search with the evaluator's prior (module docstring)."""
+    """Monte-Carlo tree search with the evaluator's prior (module docstring).
+
+    use_prior and knowledge_visits None (the defaults) depend on the board: below
+    LARGE_BOARD_LINES lines the net's prior and no rules of thumb; from there no net prior and
+    LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb. The shipped nets learnt 9x9: on 19x19
+    their successor values hardly differ in the opening, so their prior (every move a likely
+    loss) left the search to the playouts, which cannot tell the opening's points apart, and it
+    opened on the second line; the rules of thumb favour the empty third and fourth lines."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
-                 seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=True,
+                 seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
                  prior_visits=DEFAULT_NET_PRIOR, prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
-                 prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=DEFAULT_KNOWLEDGE_PRIOR,
+                 prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=None,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
                  patterns=True, playout_tactics="mogo", last_good_reply=False, reuse_tree=True):
@@ -132,11 +141,11 @@ class SearchPlayer:
         self.resign_threshold = resign_threshold      # None: never resign
         self.capture_all_dead = capture_all_dead
         self.use_prior = use_prior
+        self.knowledge_visits = knowledge_visits
         self.prior_scale = prior_scale
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
                                  net_prior_visits=prior_visits,
-                                 knowledge_prior_visits=knowledge_visits,
                                  net_prior_threshold=prior_threshold, value_weight=value_weight,
                                  patterns=patterns, playout_tactics=playout_tactics,
                                  last_good_reply=last_good_reply)
@@ -190,10 +199,20 @@ class SearchPlayer:
             analysis = analysis.restricted(lambda move: restriction.permits(colour, move))
         return analysis
 
+    def settings_for(self, size):
+        """(use the net's prior, games of rules of thumb) on a board of `size` lines."""
+        large = size >= LARGE_BOARD_LINES
+        use_prior = not large if self.use_prior is None else self.use_prior
+        knowledge = self.knowledge_visits
+        if knowledge is None:
+            knowledge = LARGE_BOARD_KNOWLEDGE_PRIOR if large else DEFAULT_KNOWLEDGE_PRIOR
+        return use_prior, knowledge
+
     def _trees_for(self, state):
         """One tree per thread, each kept from the last search when the game went on from its
         root (the subtree of the moves since), else new."""
-        key = (state.size, state.rules, self.use_prior)
+        use_prior, knowledge = self.settings_for(state.size)
+        key = (state.size, state.rules, use_prior, knowledge)
         history = list(state.history)
         seen = state.seen_positions()
         last_move = history[-1][1] if history else None
@@ -204,11 +223,12 @@ class SearchPlayer:
             self._owners = []
             for i in range(self.threads):
                 seed = int(self.rng.integers(1 << 62))
-                tree = TreeSearch(state.size, state.rules.komi, seed=seed, **self.tree_options)
+                tree = TreeSearch(state.size, state.rules.komi, seed=seed,
+                                  knowledge_prior_visits=knowledge, **self.tree_options)
                 self._owners.append(_TreeOwner(tree, None, key))
         for owner, evaluator in zip(self._owners, self._thread_evaluators):
             tree = owner.tree
-            tree.set_prior_function(self._prior_function(state, evaluator) if self.use_prior
+            tree.set_prior_function(self._prior_function(state, evaluator) if use_prior
                                     else None)
             old = owner.history
             if old is not None and history[:len(old)] == old and \

@@ -17,7 +17,9 @@ games at the win rate of a few rules of thumb, as Fuego's default prior knowledg
 "handcrafted heuristic" give them: a capture or an escape from atari that leaves two liberties
 1.0, a self-atari 0.0, a move whose 3x3 neighbourhood is in the playouts' pattern table 0.6, a
 move on the first or second line far from every stone (the opening's wasted moves) 0.1 or 0.3,
-anything else 0.4, and the pass 0.0 (a pass has to earn its visits). With an evaluator, once a node
+on boards of LARGE_BOARD lines and more one on the third or fourth line far from every stone
+(where openings are played) 0.7, anything else 0.4, and the pass 0.0 (a pass has to earn its
+visits). Random playouts tell the opening's points apart on 9x9, hardly on 19x19. With an evaluator, once a node
 has net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
 (engine/play/search_player.py) returns for every point and pass the evaluator's win probability
 of the move for the mover and its selection probability; each child's prior becomes
@@ -49,7 +51,9 @@ from engine.search.playout cimport (PlayoutPolicy, ReplyMemory, make_policy, pla
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
 DEF CLOCK_CHECK_EVERY = 16      # simulations between two reads of the clock
+DEF LARGE_BOARD = 15            # lines from which the knowledge prior favours the empty 3rd and 4th lines
 
+LARGE_BOARD_LINES = LARGE_BOARD  # (for Python: the search player's large-board defaults)
 DEFAULT_MAX_NODES = 1_000_000   # about 80 MB of nodes; past it the search stops growing
 DEFAULT_EXPAND_THRESHOLD = 2    # visits before a leaf gets children (Pachi expands at 2)
 DEFAULT_RAVE_EQUIVALENCE = 3000.0  # where tree and RAVE statistics weigh the same (Pachi's 3000)
@@ -435,14 +439,14 @@ cdef class TreeSearch:
         row = p // self.work.stride - 1
         col = p % self.work.stride - 1
         line = min(min(row, col), min(size - 1 - row, size - 1 - col))
-        if line <= 1:
+        if line <= 1 or (line <= 3 and size >= LARGE_BOARD):
             # far from every stone: nothing within Manhattan distance 3
             for dr in range(-3, 4):
                 for dc in range(abs(dr) - 3, 4 - abs(dr)):
                     if 0 <= row + dr < size and 0 <= col + dc < size and \
                             self.work.colour[p + dr * self.work.stride + dc] != C_EMPTY:
                         return 0.4
-            return 0.1 if line == 0 else 0.3
+            return 0.1 if line == 0 else (0.3 if line == 1 else 0.7)
         return 0.4
 
     cdef int _simulate(self) noexcept nogil:
