@@ -894,7 +894,7 @@ class KosumiEngine(GtpEngineBase):
     def cmd_kosumi_search(self, colour):
         """gfx: a search of the position for colour: visits of the root moves as labels, the
         principal variation, and the root's win rate (the search player's own budget; with the
-        1-ply player, a search of DEFAULT_PLAYOUTS with the net's prior)."""
+        1-ply player, a search of DEFAULT_PLAYOUTS with the search's defaults)."""
         analysis = self._searcher().search(self.state, colour)
         ranked = [entry for entry in analysis.ranked() if entry[1] > 0]
         labels = " ".join(f"{self._vertex(move)} {visits}" for move, visits, *_ in ranked
