@@ -18,9 +18,9 @@ games at the win rate of a few rules of thumb, as Fuego's default prior knowledg
 1.0, a self-atari 0.0, a move whose 3x3 neighbourhood is in the playouts' pattern table 0.6, a
 move on the first or second line far from every stone (the opening's wasted moves) 0.1 or 0.3,
 on boards of LARGE_BOARD lines and more one on the third or fourth line far from every stone
-(where openings are played) 0.7, anything else 0.4, and the pass 0.0 (a pass has to earn its
-visits). Random playouts tell the opening's points apart on 9x9, hardly on 19x19. With an evaluator, once a node
-has net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
+(where openings are played, and which 19x19 playouts hardly tell apart from the edges) 0.7,
+anything else 0.4, and the pass 0.0 (a pass has to earn its visits). With an evaluator, once a
+node has net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
 (engine/play/search_player.py) returns for every point and pass the evaluator's win probability
 of the move for the mover and its selection probability; each child's prior becomes
 net_prior_visits games at that win rate, and the node remembers the evaluator's value of the
