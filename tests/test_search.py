@@ -650,22 +650,36 @@ def test_knowledge_prior_gives_each_child_the_rules_of_thumb_win_rate():
                      "C4": 0.4, "pass": 0.0}
 
 
-def test_on_large_boards_the_knowledge_prior_favours_the_empty_third_and_fourth_lines():
-    board = Board(15)
-    board.play(parse_vertex("K10", 15), WHITE)
-    tree = TreeSearch(15, 7.5, even_prior_visits=0, knowledge_prior_visits=10, seed=1)
-    tree.set_root(board, BLACK, [board.hash])
+def root_prior(tree, size):
+    """{vertex: the root child's prior win rate} after the first simulation expanded the root."""
     tree.run(1, stop_early=False)
     root = tree.node(0)
     children = [tree.node(i) for i in range(root["first_child"],
                                             root["first_child"] + root["num_children"])]
-    prior = {format_vertex(c["move"], 15): round(c["prior_wins"] / c["prior_visits"], 6)
-             for c in children if c["move"] != PASS}
-    assert prior["C3"] == prior["D4"] == prior["C13"] == 0.7     # far from every stone
-    assert prior["B2"] == 0.3 and prior["A1"] == 0.1
+    return {format_vertex(c["move"], size): round(c["prior_wins"] / c["prior_visits"], 6)
+            for c in children if c["move"] != PASS}
+
+
+def test_on_large_boards_the_knowledge_prior_favours_the_empty_third_and_fourth_lines():
+    board = Board(15)
+    board.play(parse_vertex("K10", 15), WHITE)
+    board.play(parse_vertex("C3", 15), WHITE)
+    tree = TreeSearch(15, 7.5, even_prior_visits=0, knowledge_prior_visits=10, seed=1)
+    tree.set_root(board, BLACK, [board.hash])
+    prior = root_prior(tree, 15)
+    assert prior["C13"] == prior["D13"] == prior["M4"] == 0.7     # far from every stone
     assert prior["G7"] == 0.4                                     # the fifth line and beyond
     assert prior["K11"] == 0.4 and prior["L10"] == 0.4            # next to a stone: no rule
     assert prior["L11"] == prior["K12"] == 0.4                    # within distance 3 of it
+    # the first and second lines: only near a stone (C3); the rest is left out of the tree
+    assert prior["B2"] == prior["A3"] == prior["C1"] == prior["B5"] == prior["E2"] == 0.4
+    assert not {"A1", "B6", "A5", "F1", "N2", "B13", "H1", "O8"} & set(prior)
+    # below 15 lines every legal move stays, the far edge moves with their low prior
+    board = Board(13)
+    tree = TreeSearch(13, 7.5, even_prior_visits=0, knowledge_prior_visits=10, seed=1)
+    tree.set_root(board, BLACK, [board.hash])
+    prior = root_prior(tree, 13)
+    assert len(prior) == 169 and prior["B2"] == 0.3 and prior["A1"] == 0.1 and prior["D4"] == 0.4
 
 
 # Black owns the whole board; White's stone at A1 is dead. Counted as it stands the corner is

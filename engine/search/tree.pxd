@@ -83,6 +83,9 @@ cdef class TreeSearch:
     cdef void _top_two_visits(self, int *first, int *second) noexcept nogil
     cdef bint _superko_repeat(self, hash_t h, int node) noexcept nogil
     cdef double _knowledge(self, loc_t p, int colour) noexcept nogil
+    cdef int _line(self, loc_t p) noexcept nogil
+    cdef bint _stone_near(self, loc_t p) noexcept nogil
+    cdef bint _wasted_edge_move(self, loc_t p) noexcept nogil
     cdef int _expand(self, int node, int colour, int depth) noexcept nogil
     cdef int _select(self, int node) noexcept nogil
     cdef int _simulate(self) noexcept nogil
