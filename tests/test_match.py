@@ -18,7 +18,8 @@ GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None,
                                  reason="GNU Go is not installed (apt-get install gnugo)")
 
-# A scriptable GTP engine. Options: --moves "C3 D4 ..." (then it passes), --crash-at N and
+# A scriptable GTP engine. Options: --moves "C3 D4 ..." (then it passes; "C3 D4|E5": game 1 plays
+# C3 D4, game 2 E5, and so on round), --crash-at N and
 # --hang-at N (at its Nth genmove of each game), --resign-at N, --refuse-play, --refuse-boardsize,
 # --dead "A1 B2" (final_status_list dead), --final-score TEXT (to act as a referee),
 # --pid-file PATH (appends its pid on start).
@@ -48,6 +49,7 @@ if args.dead is not None:
 if args.final_score:
     commands.append("final_score")
 genmoves = 0
+games = 0
 moves = []
 
 def reply(text, ok=True):
@@ -70,7 +72,9 @@ for line in sys.stdin:
     elif name == "boardsize":
         reply("unacceptable size", ok=False) if args.refuse_boardsize else reply("")
     elif name == "clear_board":
-        moves = args.moves.split()
+        per_game = args.moves.split("|")
+        moves = per_game[games % len(per_game)].split()
+        games += 1
         genmoves = 0
         reply("")
     elif name == "komi":
@@ -224,11 +228,32 @@ def test_scored_games_and_alternating_colours(tmp_path, fake):
     assert summary["black_wins"] == 1 and summary["white_wins"] == 1
     assert summary["mean_margin_a"] == pytest.approx((24.5 + 25.5) / 2)
     assert summary["win_rate_a"] == 1.0
+    assert summary["repeated_games"] == [] and summary["distinct"]["games"] == 2
     game = load_sgf(out_dir / "game-1.sgf")
     assert game.get_root().get("RE") == "B+24.5"
     assert game.get_komi() == 0.5
     moves = [node.get_move() for node in game.get_main_sequence()[1:]]
     assert moves[0] == ("b", (0, 2)) and moves[-1] == ("b", None) and len(moves) == 11
+
+
+def test_games_that_repeat_up_to_symmetry_are_counted_once_as_well(tmp_path, fake):
+    # A always Black: game 2 is game 1 turned about the diagonal, game 4 game 1 itself, game 3
+    # another game (column B is not the mirror image of column C)
+    walls = fake("--moves 'C1 C2 C3 C4 C5|A3 B3 C3 D3 E3|B1 B2 B3 B4 B5|C1 C2 C3 C4 C5'")
+    summary, out_dir = run(tmp_path, walls, fake(), games=4, alternate=False)
+    assert [r["duplicate_of"] for r in summary["results"]] == [None, 1, None, 1]
+    assert summary["repeated_games"] == [2, 4]
+    assert summary["distinct"] == {"games": 2, "win_rate_a": 1.0,
+                                   "win_rate_a_95": list(wilson_interval(2, 2)),
+                                   "scored_games": 2, "mean_margin_a": 24.5}
+    assert summary["win_rate_a"] == 1.0 and summary["games"] == 4
+    assert "repeats game 1 (up to rotation and mirroring)" in \
+        load_sgf(out_dir / "game-2.sgf").get_main_sequence()[-1].get("C")
+    assert "2 games repeat an earlier one" in format_summary(summary)
+    # the same moves with the colours swapped are another game
+    summary, _ = run(tmp_path, fake("--moves 'C1 C2 C3 C4 C5'"), fake("--moves 'C1 C2 C3 C4 C5'"),
+                     games=2, name="swapped")
+    assert summary["repeated_games"] == [] and summary["distinct"]["games"] == 2
 
 
 @pytest.mark.parametrize("dead_a, dead_b, expected, scored_by", [

@@ -341,6 +341,27 @@ def test_offline_evaluation_of_checkpoints_feeds_the_plot(tmp_path):
     assert out == run_dir / "training.png" and out.stat().st_size > 1000
 
 
+def test_neurogo_protocol_plays_the_net_as_black_at_komi_5_5_and_counts_repeats_once(tmp_path):
+    run_dir = tmp_path / "run"
+    train.Trainer.create(run_dir, tiny_settings()).run(games=3, workers=1, checkpoint_every=0,
+                                                       progress=False)
+    assert train.main(["eval", str(run_dir), "--checkpoints", "3", "--opponents", "initial",
+                       "--games", "3", "--protocol", "neurogo"]) == 0
+    line, = [json.loads(text) for text in (run_dir / "evals.jsonl").read_text().splitlines()]
+    summary = json.loads((run_dir / "evals" / "000000003-initial-neurogo" /
+                          "summary.json").read_text())
+    assert line["protocol"] == "neurogo" and line["games_played"] == 3 == summary["games"]
+    assert line["games"] == 3 - len(summary["repeated_games"]) == summary["distinct"]["games"]
+    assert line["win_rate"] == summary["distinct"]["win_rate_a"]
+    assert summary["komi"] == 5.5
+    assert all(result["black"] == "A" for result in summary["results"])
+    assert "--beta 1.51515" in summary["engines"]["A"]["command"]
+    assert "--beta" not in summary["engines"]["B"]["command"]
+    out = train.plot_run(run_dir)
+    assert out.stat().st_size > 1000
+    assert train._curve_label(line) == "initial, neurogo protocol"
+
+
 def test_plot_compares_several_runs_in_one_png(tmp_path):
     run_dirs = [tmp_path / "isn14", tmp_path / "lite"]
     for run_dir, feature_set in zip(run_dirs, ("isn14", "neurogo_lite")):

@@ -21,6 +21,10 @@ referee is replayed the game and its `final_score` decides; if it fails, the mat
 game itself and says so.
 
 Rules: suicide is illegal, simple ko always; positional superko unless --no-superko.
+
+Repeated games: a game whose moves are an earlier game's up to the board's eight symmetries, with
+the same engine as Black, is marked as a repeat (its SGF says of which game); the summary gives
+the win rate and mean margin over the distinct games as well, as NeuroGo's test protocol counts.
 """
 import argparse
 import datetime
@@ -228,6 +232,7 @@ class GameResult:
     sgf: str | None = None
     seconds: float = 0.0
     notes: list = field(default_factory=list)
+    duplicate_of: int | None = None  # an earlier game with these moves, up to the board's symmetry
 
 
 @dataclass
@@ -501,6 +506,27 @@ def write_sgf(path, result, moves, config, slots):
 
 # --- the match ------------------------------------------------------------------------------------
 
+def symmetry_key(black_label, moves, size):
+    """Which engine had Black, and the game's moves under the board's eight symmetries, the least:
+    games that a rotation or mirroring maps onto each other have the same key. (Deterministic
+    engines repeat games; NeuroGo's test protocol counts them once.)"""
+    last = size - 1
+    images = []
+    for swap in (False, True):
+        for flip_row in (False, True):
+            for flip_col in (False, True):
+                image = []
+                for colour, move in moves:
+                    if move is None:
+                        image.append((colour, -1, -1))
+                        continue
+                    row, col = (move[1], move[0]) if swap else move
+                    image.append((colour, last - row if flip_row else row,
+                                  last - col if flip_col else col))
+                images.append(tuple(image))
+    return black_label, min(images)
+
+
 def wilson_interval(successes, trials, z=WILSON_Z):
     """Wilson score interval for a proportion; (0, 1) when there are no trials."""
     if trials == 0:
@@ -541,6 +567,9 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
     low, high = wilson_interval(a_points, games)
     scored = [r for r in results if r.margin is not None]
     margins_for_a = [r.margin if r.black == "A" else -r.margin for r in scored]
+    distinct = [r for r in results if r.duplicate_of is None]
+    distinct_scored = [r for r in distinct if r.margin is not None]
+    distinct_a_points = sum((r.winner == "A") + 0.5 * (r.winner is None) for r in distinct)
     return {
         "games": games,
         "interrupted": interrupted,
@@ -560,6 +589,17 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
         "mean_margin_a": sum(margins_for_a) / len(scored) if scored else None,
         "mean_margin_black": sum(r.margin for r in scored) / len(scored) if scored else None,
         "capped_games": sum(r.end == "move cap" for r in results),
+        "repeated_games": [r.number for r in results if r.duplicate_of is not None],
+        "distinct": {
+            "games": len(distinct),
+            "win_rate_a": distinct_a_points / len(distinct) if distinct else None,
+            "win_rate_a_95": list(wilson_interval(distinct_a_points, len(distinct)))
+            if distinct else None,
+            "scored_games": len(distinct_scored),
+            "mean_margin_a": sum(r.margin if r.black == "A" else -r.margin
+                                 for r in distinct_scored) / len(distinct_scored)
+            if distinct_scored else None,
+        },
         "doubtful_counts": [r.number for r in results
                             if r.scored_by and r.scored_by.endswith(DOUBTFUL_MARK)],
         "forfeits": [dict(game=r.number, **r.forfeit) for r in results if r.forfeit],
@@ -595,6 +635,15 @@ def format_summary(summary):
     if summary["capped_games"]:
         lines.append(f"  {summary['capped_games']} games reached the move cap "
                      f"of {summary['move_cap']}")
+    if summary["repeated_games"]:
+        distinct = summary["distinct"]
+        line = (f"  {len(summary['repeated_games'])} games repeat an earlier one (up to rotation "
+                f"and mirroring); the {distinct['games']} distinct games: A win rate "
+                f"{100 * distinct['win_rate_a']:.1f}% (95% "
+                f"{100 * distinct['win_rate_a_95'][0]:.1f}-{100 * distinct['win_rate_a_95'][1]:.1f}%)")
+        if distinct["scored_games"]:
+            line += f", mean margin for A {distinct['mean_margin_a']:+.2f}"
+        lines.append(line)
     if summary["doubtful_counts"]:
         lines.append(f"  CSA*'s count is doubtful in games "
                      f"{', '.join(map(str, summary['doubtful_counts']))}: check their dead stones")
@@ -625,6 +674,7 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
                        os.path.join(out_dir, "referee.stderr.log"), verbose)
                if referee_command else None)
     results = []
+    first_of_key = {}       # symmetry_key -> the number of the first game with it
     interrupted = False
     try:
         # A command line that cannot start at all is a usage error, not a forfeit.
@@ -642,6 +692,13 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
             game = play_game(number, players, config, referee)
             result = game.result
             result.sgf = f"game-{number:0{digits}d}.sgf"
+            key = symmetry_key(result.black, game.moves, config.size)
+            result.duplicate_of = first_of_key.setdefault(key, number)
+            if result.duplicate_of == number:
+                result.duplicate_of = None
+            else:
+                result.notes.append(f"repeats game {result.duplicate_of} "
+                                    f"(up to rotation and mirroring)")
             write_sgf(os.path.join(out_dir, result.sgf), result, game.moves, config, slots)
             results.append(result)
             report_game(result, results, config)

@@ -6,7 +6,7 @@ Usage:
     kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
     kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
-                                                             match checkpoints (evals.jsonl)
+                      [--protocol kosumi|neurogo]            match checkpoints (evals.jsonl)
 (`python -m engine.train` is the same program.)
 
 Reading order: `Trainer.run()` is the loop: it hands games to self-play (in-process with one
@@ -100,6 +100,15 @@ SETTINGS_FILE = "settings.json"
 SETTINGS_HISTORY_FILE = "settings-changes.jsonl"   # changes made on resume, with their game
 LOG_FILE = "log.jsonl"
 EVALS_FILE = "evals.jsonl"          # offline evaluations (kosumi-train eval)
+# Evaluation protocols. kosumi's: the run's komi, colours alternating, the engine's own play
+# settings. NeuroGo's test (Enzenberger 2003, section 3.2): the net always Black, komi 5.5, every
+# move Gibbs-sampled at T = 0.33 over the paper's score (half the area margin: beta = 1 / 0.66
+# per point of margin), games that repeat another up to rotation and mirroring counted once.
+KOSUMI_PROTOCOL = "kosumi"
+NEUROGO_PROTOCOL = "neurogo"
+PROTOCOLS = (KOSUMI_PROTOCOL, NEUROGO_PROTOCOL)
+NEUROGO_KOMI = 5.5
+NEUROGO_BETA = 1.0 / (2 * 0.33)
 LATEST_FILE = "LATEST"
 LOCK_FILE = ".lock"                  # held (flock) by the process training the run
 CHECKPOINTS = "checkpoints"
@@ -655,10 +664,12 @@ class Trainer:
         self.eval_history.append(current.name)
 
 
-def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=None):
+def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=None,
+                     protocol=KOSUMI_PROTOCOL):
     """Play checkpoint `name` of run_dir against an opponent: label "gnugo-N" (GNU Go level N) or
-    any label with opponent_checkpoint (another checkpoint of the run). Returns the eval log line
-    (win rate with its 95% Wilson interval), or None if the match could not be played."""
+    any label with opponent_checkpoint (another checkpoint of the run), under `protocol` (one of
+    PROTOCOLS). Returns the eval log line (win rate with its 95% Wilson interval, over the
+    distinct games under the NeuroGo protocol), or None if the match could not be played."""
     from engine.tools.match import MatchConfig, MatchAborted, run_match   # heavy: only when used
     run_dir = Path(run_dir)
     if label.startswith("gnugo-"):
@@ -670,27 +681,43 @@ def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=
     else:
         opponent = engine_command(run_dir / CHECKPOINTS / opponent_checkpoint / "weights.npz",
                                   settings.size, seed=2)
-    out_dir = run_dir / "evals" / f"{name}-{label}"
+    neurogo = protocol == NEUROGO_PROTOCOL
+    out_dir = run_dir / "evals" / (f"{name}-{label}" + ("-neurogo" if neurogo else ""))
     if out_dir.exists():
         shutil.rmtree(out_dir)
-    config = MatchConfig(size=settings.size, komi=settings.komi, games=games)
+    if neurogo:
+        config = MatchConfig(size=settings.size, komi=NEUROGO_KOMI, games=games, alternate=False)
+        player_options = ["--beta", repr(NEUROGO_BETA)]
+    else:
+        config = MatchConfig(size=settings.size, komi=settings.komi, games=games)
+        player_options = []
     # Weak nets stop with dead stones on the board; GNU Go judges them (the match tool alone
     # would count every stone alive when the engines disagree).
     gnugo = find_gnugo()
     referee = shlex.join([gnugo, "--mode", "gtp", "--chinese-rules"]) if gnugo else None
     try:
         summary = run_match(engine_command(run_dir / CHECKPOINTS / name / "weights.npz",
-                                           settings.size, seed=1), opponent, config, out_dir,
-                            referee_command=referee)
+                                           settings.size, seed=1, options=player_options),
+                            opponent, config, out_dir, referee_command=referee)
     except MatchAborted as error:
         print(f"kosumi-train: evaluation against {label} failed: {error}", file=sys.stderr)
         return None
-    low, high = summary["win_rate_a_95"] or (0.0, 1.0)
-    return {"type": "eval", "game": int(name), "opponent": label, "referee": referee,
-            "opponent_checkpoint": opponent_checkpoint, "games": summary["games"],
-            "wins": summary["engines"]["A"]["wins"], "draws": summary["draws"],
-            "win_rate": summary["win_rate_a"], "win_rate_95": [low, high],
-            "mean_margin": summary["mean_margin_a"]}
+    line = {"type": "eval", "game": int(name), "opponent": label, "referee": referee,
+            "opponent_checkpoint": opponent_checkpoint, "protocol": protocol}
+    if neurogo:      # the paper counts a game that repeats another (up to symmetry) once
+        distinct = [r for r in summary["results"] if r["duplicate_of"] is None]
+        rates = summary["distinct"]
+        line.update(games=rates["games"], games_played=summary["games"],
+                    wins=sum(r["winner"] == "A" for r in distinct),
+                    draws=sum(r["winner"] is None for r in distinct),
+                    win_rate=rates["win_rate_a"], mean_margin=rates["mean_margin_a"],
+                    win_rate_95=rates["win_rate_a_95"] or [0.0, 1.0])
+    else:
+        line.update(games=summary["games"], wins=summary["engines"]["A"]["wins"],
+                    draws=summary["draws"], win_rate=summary["win_rate_a"],
+                    mean_margin=summary["mean_margin_a"],
+                    win_rate_95=summary["win_rate_a_95"] or [0.0, 1.0])
+    return line
 
 
 def _opponent_checkpoint(run_dir, label):
@@ -710,10 +737,11 @@ def _opponent_checkpoint(run_dir, label):
                      f"(initial, checkpoint-N or gnugo-LEVEL)")
 
 
-def evaluate_checkpoints(run_dir, names, opponents, games):
+def evaluate_checkpoints(run_dir, names, opponents, games, protocol=KOSUMI_PROTOCOL):
     """Offline evaluation (`kosumi-train eval`): each checkpoint in names against each opponent
-    ("initial" = the run's untrained net, "checkpoint-N", "gnugo-LEVEL"); lines appended to RUN_DIR/evals.jsonl, which
-    the plot reads with the log. Does not disturb a run in progress."""
+    ("initial" = the run's untrained net, "checkpoint-N", "gnugo-LEVEL") under `protocol`; lines
+    appended to RUN_DIR/evals.jsonl, which the plot reads with the log. Does not disturb a run in
+    progress."""
     run_dir = Path(run_dir)
     settings = TrainSettings.from_json(json.loads((run_dir / SETTINGS_FILE).read_text()))
     checkpoints = {label: _opponent_checkpoint(run_dir, label) for label in opponents}
@@ -721,27 +749,30 @@ def evaluate_checkpoints(run_dir, names, opponents, games):
     with open(run_dir / EVALS_FILE, "a") as stream:
         for name in names:
             for label in opponents:
-                line = match_checkpoint(run_dir, name, label, games, settings, checkpoints[label])
+                line = match_checkpoint(run_dir, name, label, games, settings, checkpoints[label],
+                                        protocol)
                 if line is None:
                     continue
                 stream.write(json.dumps(line) + "\n")
                 stream.flush()
                 lines.append(line)
                 low, high = line["win_rate_95"]
-                print(f"{name} vs {label}: {line['wins']}/{line['games']} wins "
+                distinct = f" distinct of {line['games_played']}" if "games_played" in line else ""
+                print(f"{name} vs {label} ({protocol} protocol): {line['wins']}/{line['games']}"
+                      f"{distinct} wins "
                       f"({100 * line['win_rate']:.0f}%, 95% {100 * low:.0f}-{100 * high:.0f}%), "
                       f"mean margin {line['mean_margin']}", file=sys.stderr)
     return lines
 
 
-def engine_command(weights_path, size, seed):
-    """The GTP command line of kosumi playing with a weight file (for matches): the source tree's
-    gtp_server.py when there is one (it finds the engine package beside it from any directory),
-    else the installed package."""
+def engine_command(weights_path, size, seed, options=()):
+    """The GTP command line of kosumi playing with a weight file (for matches), with more
+    options of the engine: the source tree's gtp_server.py when there is one (it finds the engine
+    package beside it from any directory), else the installed package."""
     server = Path(__file__).resolve().parents[2] / "gtp_server.py"
     program = [os.fspath(server)] if server.exists() else ["-m", "engine.gtp.main"]
     return shlex.join([sys.executable, *program, "--weights", os.fspath(weights_path),
-                       "--size", str(size), "--seed", str(seed)])
+                       "--size", str(size), "--seed", str(seed), *options])
 
 
 def gnugo_command(gnugo, level):
@@ -939,7 +970,7 @@ def plot_runs(run_dirs, out=None, window=200):
     run_dirs = [Path(run_dir) for run_dir in run_dirs]
     runs = [(run_dir, *_read_run_log(run_dir)) for run_dir in run_dirs]
     single = len(runs) == 1
-    opponents = sorted({r["opponent"] for _, _, evals in runs for r in evals})
+    opponents = sorted({_curve_label(r) for _, _, evals in runs for r in evals})
     styles = ["o-", "s--", "^:", "d-."]
     figure, axes = plt.subplots(4, 1, figsize=(8, 12), sharex=True)
     for run_index, (run_dir, game_lines, eval_lines) in enumerate(runs):
@@ -952,7 +983,7 @@ def plot_runs(run_dirs, out=None, window=200):
             axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
                       label=f"mean of {window} games" if single else run_dir.name)
         for opponent_index, opponent in enumerate(opponents):
-            points = sorted((r for r in eval_lines if r["opponent"] == opponent),
+            points = sorted((r for r in eval_lines if _curve_label(r) == opponent),
                             key=lambda r: r["game"])
             if not points:
                 continue
@@ -989,6 +1020,12 @@ def plot_runs(run_dirs, out=None, window=200):
     figure.savefig(out, dpi=100)
     plt.close(figure)
     return out
+
+
+def _curve_label(eval_line):
+    """An evaluation curve's opponent, with the protocol when it is not kosumi's."""
+    protocol = eval_line.get("protocol", KOSUMI_PROTOCOL)
+    return eval_line["opponent"] + ("" if protocol == KOSUMI_PROTOCOL else f", {protocol} protocol")
 
 
 def _rolling_mean(values, window):
@@ -1152,11 +1189,17 @@ def build_eval_parser():
     parser.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("--checkpoints", metavar="N,N,...",
                         help="games-trained counts of the checkpoints (default: all)")
-    parser.add_argument("--opponents", default="initial,gnugo-1",
+    parser.add_argument("--opponents",
                         help="comma-separated: initial (the run's untrained net), checkpoint-N "
                              "(the run's checkpoint after N games), gnugo-LEVEL (GNU Go at that "
-                             "level); default initial,gnugo-1")
-    parser.add_argument("--games", type=number(int, minimum=1), default=20, help="games per match (default 20)")
+                             "level); default initial,gnugo-1 (--protocol neurogo: "
+                             "gnugo-10,gnugo-1)")
+    parser.add_argument("--games", type=number(int, minimum=1),
+                        help="games per match (default 20; --protocol neurogo: 100)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=KOSUMI_PROTOCOL,
+                        help="kosumi: the run's komi, colours alternating, the engine's play "
+                             "settings (default); neurogo: NeuroGo's test (the net always Black, "
+                             "komi 5.5, Gibbs sampling at T = 0.33, repeated games counted once)")
     return parser
 
 
@@ -1176,7 +1219,10 @@ def main(argv=None):
             if missing:
                 raise SystemExit(f"kosumi-train eval: no checkpoints {sorted(missing)} in {args.run_dir}")
             names = sorted(wanted)
-        evaluate_checkpoints(args.run_dir, names, args.opponents.split(","), args.games)
+        neurogo = args.protocol == NEUROGO_PROTOCOL
+        opponents = args.opponents or ("gnugo-10,gnugo-1" if neurogo else "initial,gnugo-1")
+        games = args.games or (100 if neurogo else 20)
+        evaluate_checkpoints(args.run_dir, names, opponents.split(","), games, args.protocol)
         return 0
     parser = build_parser()
     args = parser.parse_args(argv)
