@@ -278,6 +278,7 @@ def test_a_doubtful_csa_count_is_pointed_out(tmp_path, fake):
     summary, out_dir = run(tmp_path, black, white, games=1, size=9)
     result = summary["results"][0]
     assert result["scored_by"].endswith(DOUBTFUL_MARK) and summary["doubtful_counts"] == [1]
+    assert result["doubtful_count"] is True
     assert any(note.startswith("CSA*'s count is doubtful") for note in result["notes"])
     assert "doubtful in games 1" in format_summary(summary)
     last_node = load_sgf(out_dir / "game-1.sgf").get_main_sequence()[-1]
@@ -288,6 +289,7 @@ def test_a_clear_csa_count_is_not_pointed_out(tmp_path, fake):
     black = fake("--moves 'C1 C2 C3 C4 C5 C6 C7 C8 C9'")
     summary, _ = run(tmp_path, black, fake("--moves 'A1'"), games=1, size=9)
     assert summary["results"][0]["scored_by"] == "area, 1 dead stones removed by CSA*"
+    assert summary["results"][0]["doubtful_count"] is False
     assert summary["doubtful_counts"] == [] and "doubtful" not in format_summary(summary)
 
 

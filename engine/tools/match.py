@@ -228,6 +228,7 @@ class GameResult:
     moves: int
     margin: float | None = None  # Black's points minus White's, komi included; scored games only
     scored_by: str | None = None
+    doubtful_count: bool = False  # CSA* counted the game and doubts its count
     forfeit: dict | None = None  # {"loser": label, "colour": "b"/"w", "kind": ..., "detail": ...}
     sgf: str | None = None
     seconds: float = 0.0
@@ -376,26 +377,26 @@ def score_game(game, end, referee):
             scored_by = "referee"
         else:
             game.notes.append(f"referee failed ({problem}); scored by the match tool")
+    doubtful = False
     if margin is None:
         dead_points = agreed_dead_stones(game)
         if dead_points is None and end == "two passes":
             dead_points, doubt = classifier_dead_stones(game)
             scored_by = f"area, {len(dead_points)} dead stones removed by CSA*"
             if doubt:
+                doubtful = True
                 scored_by += DOUBTFUL_MARK
                 game.notes.append(doubt)
-        margin = game.board.area_margin(dead_points or ()) - game.config.komi
-        if scored_by is not None:
-            pass
         elif dead_points is None:
             scored_by = "area, all stones alive (no agreed dead-stone list)"
         elif dead_points:
             scored_by = f"area, {len(dead_points)} dead stones removed by agreement"
         else:
             scored_by = "area, engines agree no stones are dead"
+        margin = game.board.area_margin(dead_points or ()) - game.config.komi
     winner = None if margin == 0 else ("b" if margin > 0 else "w")
     return game.finish(result_string(winner, margin), winner, end, margin=margin,
-                       scored_by=scored_by)
+                       scored_by=scored_by, doubtful_count=doubtful)
 
 
 DOUBTFUL_MARK = "; doubtful, check the board"     # ends scored_by when CSA* doubts its count
@@ -600,8 +601,7 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
                                  for r in distinct_scored) / len(distinct_scored)
             if distinct_scored else None,
         },
-        "doubtful_counts": [r.number for r in results
-                            if r.scored_by and r.scored_by.endswith(DOUBTFUL_MARK)],
+        "doubtful_counts": [r.number for r in results if r.doubtful_count],
         "forfeits": [dict(game=r.number, **r.forfeit) for r in results if r.forfeit],
         "results": [asdict(r) for r in results],
     }
