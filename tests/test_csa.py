@@ -296,6 +296,8 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
     assert all(features.pass_alive)
     wavering = [np.full(2, 0.95), np.full(2, 0.05), np.full(2, 0.95)]
     assert not csa.CsaResult(features, wavering, [], 0.0, 0.0).changed_mind
+    coin_flip = [np.full(2, 0.5)]
+    assert not csa.CsaResult(features, coin_flip, [], 0.0, 0.0).uncertain
 
 
 # --- the shipped classifier on classic final positions -------------------------------------------------

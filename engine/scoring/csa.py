@@ -823,20 +823,27 @@ class CsaResult:
 
     @property
     def uncertain(self):
-        """Some block's final probability of life lies within DOUBT_BAND of a coin flip's
-        distance from 0 and 1 (our addition: most of our wrong boards are settled ones)."""
+        """Some block the classifier decides has a final probability of life within DOUBT_BAND
+        of a coin flip's distance from 0 and 1 (our addition: most of our wrong boards are
+        settled ones)."""
         final = self.step_predictions[-1] if self.step_predictions else []
-        return any(DOUBT_BAND < p < 1 - DOUBT_BAND for p in final)
+        return any(DOUBT_BAND < final[b] < 1 - DOUBT_BAND for b in self._decided_blocks())
 
     @property
     def changed_mind(self):
-        """Some block the classifier decides (not Benson's) is called alive by one cascade step
-        and dead by another (ours: on held-out 9x9 boards most wrong counts had such a block,
-        few right ones did; BENCHMARKS.md)."""
-        decided = [b for b in range(len(self.features.blocks))
-                   if not self.features.pass_alive[b] and not self.features.in_safe_region[b]]
+        """Some block the classifier decides is called alive by one cascade step and dead by
+        another (ours: on held-out 9x9 boards most wrong counts had such a block, few right ones
+        did; BENCHMARKS.md)."""
         return any(min(p[b] for p in self.step_predictions) < ALIVE_THRESHOLD
-                   <= max(p[b] for p in self.step_predictions) for b in decided)
+                   <= max(p[b] for p in self.step_predictions) for b in self._decided_blocks())
+
+    def _decided_blocks(self):
+        """The blocks whose status the classifier decides: not Benson's pass-alive blocks, nor
+        the blocks inside the opponent's pass-alive area (dead whatever it says)."""
+        if not self.step_predictions:
+            return []
+        return [b for b in range(len(self.features.blocks))
+                if not self.features.pass_alive[b] and not self.features.in_safe_region[b]]
 
     @property
     def doubtful(self):
