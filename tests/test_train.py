@@ -356,6 +356,7 @@ def test_neurogo_protocol_plays_the_net_as_black_at_komi_5_5_and_counts_repeats_
     assert summary["komi"] == 5.5
     assert all(result["black"] == "A" for result in summary["results"])
     assert "--beta 1.51515" in summary["engines"]["A"]["command"]
+    assert "--no-resign" in summary["engines"]["A"]["command"]
     assert "--beta" not in summary["engines"]["B"]["command"]
     out = train.plot_run(run_dir)
     assert out.stat().st_size > 1000

@@ -103,7 +103,8 @@ EVALS_FILE = "evals.jsonl"          # offline evaluations (kosumi-train eval)
 # Evaluation protocols. kosumi's: the run's komi, colours alternating, the engine's own play
 # settings. NeuroGo's test (Enzenberger 2003, section 3.2): the net always Black, komi 5.5, every
 # move Gibbs-sampled at T = 0.33 over the paper's score (half the area margin: beta = 1 / 0.66
-# per point of margin), games that repeat another up to rotation and mirroring counted once.
+# per point of margin), no resigning, games that repeat another up to rotation and mirroring
+# counted once.
 KOSUMI_PROTOCOL = "kosumi"
 NEUROGO_PROTOCOL = "neurogo"
 PROTOCOLS = (KOSUMI_PROTOCOL, NEUROGO_PROTOCOL)
@@ -687,7 +688,8 @@ def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=
         shutil.rmtree(out_dir)
     if neurogo:
         config = MatchConfig(size=settings.size, komi=NEUROGO_KOMI, games=games, alternate=False)
-        player_options = ["--beta", repr(NEUROGO_BETA)]
+        # every game played out: the average score is over all of them, as the paper's
+        player_options = ["--beta", repr(NEUROGO_BETA), "--no-resign"]
     else:
         config = MatchConfig(size=settings.size, komi=settings.komi, games=games)
         player_options = []
