@@ -1201,7 +1201,8 @@ def build_eval_parser():
     parser.add_argument("--protocol", choices=PROTOCOLS, default=KOSUMI_PROTOCOL,
                         help="kosumi: the run's komi, colours alternating, the engine's play "
                              "settings (default); neurogo: NeuroGo's test (the net always Black, "
-                             "komi 5.5, Gibbs sampling at T = 0.33, repeated games counted once)")
+                             "komi 5.5, Gibbs sampling at T = 0.33, no resigning, repeated games "
+                             "counted once)")
     return parser
 
 
