@@ -243,7 +243,7 @@ def test_games_that_repeat_up_to_symmetry_are_counted_once_as_well(tmp_path, fak
     summary, out_dir = run(tmp_path, walls, fake(), games=4, alternate=False)
     assert [r["duplicate_of"] for r in summary["results"]] == [None, 1, None, 1]
     assert summary["repeated_games"] == [2, 4]
-    assert summary["distinct"] == {"games": 2, "win_rate_a": 1.0,
+    assert summary["distinct"] == {"games": 2, "wins_a": 2, "draws": 0, "win_rate_a": 1.0,
                                    "win_rate_a_95": list(wilson_interval(2, 2)),
                                    "scored_games": 2, "mean_margin_a": 24.5}
     assert summary["win_rate_a"] == 1.0 and summary["games"] == 4

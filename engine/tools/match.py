@@ -570,7 +570,9 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
     margins_for_a = [r.margin if r.black == "A" else -r.margin for r in scored]
     distinct = [r for r in results if r.duplicate_of is None]
     distinct_scored = [r for r in distinct if r.margin is not None]
-    distinct_a_points = sum((r.winner == "A") + 0.5 * (r.winner is None) for r in distinct)
+    distinct_a_wins = sum(r.winner == "A" for r in distinct)
+    distinct_draws = sum(r.winner is None for r in distinct)
+    distinct_a_points = distinct_a_wins + 0.5 * distinct_draws
     return {
         "games": games,
         "interrupted": interrupted,
@@ -593,6 +595,8 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
         "repeated_games": [r.number for r in results if r.duplicate_of is not None],
         "distinct": {
             "games": len(distinct),
+            "wins_a": distinct_a_wins,
+            "draws": distinct_draws,
             "win_rate_a": distinct_a_points / len(distinct) if distinct else None,
             "win_rate_a_95": list(wilson_interval(distinct_a_points, len(distinct)))
             if distinct else None,
@@ -692,13 +696,11 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
             game = play_game(number, players, config, referee)
             result = game.result
             result.sgf = f"game-{number:0{digits}d}.sgf"
-            key = symmetry_key(result.black, game.moves, config.size)
-            result.duplicate_of = first_of_key.setdefault(key, number)
-            if result.duplicate_of == number:
-                result.duplicate_of = None
-            else:
-                result.notes.append(f"repeats game {result.duplicate_of} "
-                                    f"(up to rotation and mirroring)")
+            first = first_of_key.setdefault(symmetry_key(result.black, game.moves, config.size),
+                                            number)
+            if first != number:
+                result.duplicate_of = first
+                result.notes.append(f"repeats game {first} (up to rotation and mirroring)")
             write_sgf(os.path.join(out_dir, result.sgf), result, game.moves, config, slots)
             results.append(result)
             report_game(result, results, config)

@@ -707,13 +707,11 @@ def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=
     line = {"type": "eval", "game": int(name), "opponent": label, "referee": referee,
             "opponent_checkpoint": opponent_checkpoint, "protocol": protocol}
     if neurogo:      # the paper counts a game that repeats another (up to symmetry) once
-        distinct = [r for r in summary["results"] if r["duplicate_of"] is None]
-        rates = summary["distinct"]
-        line.update(games=rates["games"], games_played=summary["games"],
-                    wins=sum(r["winner"] == "A" for r in distinct),
-                    draws=sum(r["winner"] is None for r in distinct),
-                    win_rate=rates["win_rate_a"], mean_margin=rates["mean_margin_a"],
-                    win_rate_95=rates["win_rate_a_95"] or [0.0, 1.0])
+        distinct = summary["distinct"]
+        line.update(games=distinct["games"], games_played=summary["games"],
+                    wins=distinct["wins_a"], draws=distinct["draws"],
+                    win_rate=distinct["win_rate_a"], mean_margin=distinct["mean_margin_a"],
+                    win_rate_95=distinct["win_rate_a_95"] or [0.0, 1.0])
     else:
         line.update(games=summary["games"], wins=summary["engines"]["A"]["wins"],
                     draws=summary["draws"], win_rate=summary["win_rate_a"],
