@@ -73,12 +73,14 @@ def main():
         label, x, dirs = spec.split("|")
         summary = row_summary([d for d in dirs.split(",") if d])
         rows.append((label, float(x) if x else None, summary))
-    print("| configuration | games | A wins / draws | win rate (95%) | mean margin (scored games) |")
-    print("|---|---|---|---|---|")
+    print("| configuration | games | A wins / draws | win rate (95%) | mean margin (scored games) "
+          "| resigned |")
+    print("|---|---|---|---|---|---|")
     for label, _, s in rows:
+        margin = f"{s['mean_margin']:+.1f}" if s["scored"] else "–"
         print(f"| {label} | {s['games']} | {s['wins']} / {s['draws']} | {100 * s['rate']:.1f}% "
-              f"({100 * s['low']:.1f}–{100 * s['high']:.1f}%) | {s['mean_margin']:+.1f} "
-              f"({s['scored']}) |")
+              f"({100 * s['low']:.1f}–{100 * s['high']:.1f}%) | {margin} ({s['scored']}) "
+              f"| {s['resignations']} |")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
