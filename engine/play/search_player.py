@@ -116,7 +116,8 @@ class SearchPlayer:
     LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb. The shipped nets learnt 9x9: on 19x19
     their successor values hardly differ in the opening, so their prior (every move a likely
     loss) left the search to the playouts, which cannot tell the opening's points apart, and it
-    opened on the second line; the rules of thumb favour the empty third and fourth lines."""
+    opened on the second line; the rules of thumb favour the empty third and fourth lines (and
+    the tree leaves the far edge moves out, engine/search/tree.pyx)."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
