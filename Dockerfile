@@ -1,6 +1,6 @@
 # kosumi as a GTP engine in a container:
 #   docker build -t kosumi .
-#   docker run -i --rm kosumi                    # speaks GTP on stdin/stdout (the shipped net)
+#   docker run -i --rm kosumi                    # speaks GTP on stdin/stdout (the shipped nets)
 #   docker run -i --rm kosumi --capture-all-dead # options go after the image name (CGOS)
 #   docker build --build-arg RUN_TESTS=true -t kosumi .   # also run the test suite while building
 #
@@ -42,6 +42,6 @@ WORKDIR /app
 COPY gtp_server.py ./
 RUN useradd --create-home --shell /usr/sbin/nologin kosumi
 USER kosumi
-# The installed package finds the shipped net in /opt/venv/share/kosumi/weights (pyproject's
+# The installed package finds the shipped nets in /opt/venv/share/kosumi/weights (pyproject's
 # data-files); options given to `docker run` (e.g. --weights) are appended.
 ENTRYPOINT ["python", "gtp_server.py"]

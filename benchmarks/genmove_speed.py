@@ -14,7 +14,7 @@ trip through pipes to `python gtp_server.py` and `gnugo --mode gtp`.
    cache); GNU Go reads as it always does. The ratio is GNU Go's time over kosumi's.
 
 Targets (issue 4): kosumi >= 100x faster than GNU Go level 10 on 9x9, >= 50x on 19x19.
-Without --weights the shipped net (weights/default.npz) is used; if it is missing, say
+Without --weights the engine's 1-ply default (weights/softseg_9x9.npz) is used; if it is missing, say
 --weights PATH or --evaluator uniform (the table says which evaluator ran). Results go to
 BENCHMARKS.md by hand, with the command that produced them.
 """
@@ -90,7 +90,7 @@ def main():
     parser.add_argument("--positions", type=int, default=12,
                         help="positions per size timed in both engines")
     parser.add_argument("--gnugo-level", type=int, default=10)
-    parser.add_argument("--weights", help="kosumi's weight file (default: the shipped net)")
+    parser.add_argument("--weights", help="kosumi's weight file (default: the engine's 1-ply default)")
     parser.add_argument("--evaluator", choices=("net", "uniform"), default="net")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -105,7 +105,7 @@ def main():
     gnugo_command = [gnugo_path, "--mode", "gtp", "--level", str(args.gnugo_level),
                      "--chinese-rules", "--seed", str(args.seed)]
     evaluator = "uniform evaluator" if args.evaluator == "uniform" else \
-        f"net {args.weights or 'weights/default.npz'}"
+        f"net {args.weights or 'weights/softseg_9x9.npz'}"
 
     rows = []
     for size in args.sizes:

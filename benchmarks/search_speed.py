@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.nets.evaluator import load_evaluator  # noqa: E402
+from engine.nets.weights import ISN_WEIGHTS  # noqa: E402
 from engine.play.search_player import SEARCH_CACHE_SIZE, SearchPlayer  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
@@ -90,7 +91,8 @@ def main():
     parser.add_argument("--playouts", type=int, default=20000, help="playouts per policy row")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per search row")
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--weights", help="the prior's weight file (default: the shipped net)")
+    parser.add_argument("--weights", help="the prior's weight file (default: the search's, "
+                                          "weights/isn_9x9.npz)")
     parser.add_argument("--knowledge-prior", type=float, default=0.0,
                         help="games of the rules of thumb in every node's prior (default: 0)")
     parser.add_argument("--playout-tactics", default="mogo",
@@ -115,7 +117,7 @@ def main():
     if args.rows in ("all", "playouts"):
         playout_rows(sizes, args.playouts, tactics_list)
     if args.rows in ("all", "search"):
-        evaluator = load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
+        evaluator = load_evaluator(args.weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
                     args.knowledge_prior, tactics_list,
                     [int(t) for t in args.prior_thresholds.split(",")],

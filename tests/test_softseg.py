@@ -777,6 +777,34 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
     assert seen[0][-1] == -np.inf                    # no pass before every point is alive
 
 
+def test_the_engine_plays_1ply_with_the_softseg_net_and_searches_with_the_isn():
+    # the rule: the net stronger against GNU Go level 1 (softseg, 21.5% against 3.8%)
+    # is the 1-ply default; the search keeps the ISN, its 13 times faster prior
+    import tomllib
+    from engine.gtp.main import build_engine, build_parser
+    from engine.nets.evaluator import NetworkEvaluator
+    parser = build_parser()
+    engine = build_engine(parser.parse_args(["--seed", "1"]))
+    assert isinstance(engine.evaluator, SoftSegEvaluator)
+    assert engine.evaluator.metadata["params_sha256"] == \
+        load_evaluator(REPO / "weights" / "softseg_9x9.npz").metadata["params_sha256"]
+    assert isinstance(engine._searcher().evaluator, NetworkEvaluator)   # kosumi-search's prior
+    for options in (["--search", "mcts"], ["--search", "mcts", "--search-prior", "none"]):
+        searching = build_engine(parser.parse_args(["--seed", "1", *options])).evaluator
+        assert isinstance(searching, NetworkEvaluator)
+        assert searching.metadata["architecture"]["name"] == "isn"
+    chosen = REPO / "weights" / "isn14_9x9.npz"
+    for options in ([], ["--search", "mcts"]):
+        engine = build_engine(parser.parse_args(["--weights", str(chosen), *options]))
+        assert engine.evaluator.metadata["feature_set"]["name"] == "isn14"
+        assert engine._searcher().evaluator is engine.evaluator
+    # a plain `pip install .` must carry both defaults along (weights.shipped_weights_path)
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    installed = pyproject["tool"]["setuptools"]["data-files"]["share/kosumi/weights"]
+    for path in (weight_files.DEFAULT_WEIGHTS, weight_files.ISN_WEIGHTS):
+        assert path.exists() and f"weights/{path.name}" in installed
+
+
 def test_the_shipped_softseg_net_loads_and_plays_9x9_and_19x19():
     path = REPO / "weights" / "softseg_9x9.npz"
     evaluator = load_evaluator(path)

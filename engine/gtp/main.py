@@ -30,7 +30,9 @@ def build_parser():
         epilog="Example: gogui-twogtp -black 'python gtp_server.py' -white 'gnugo --mode gtp' "
                "-size 9 -komi 7 -games 20 -alternate -auto")
     parser.add_argument("--weights", metavar="PATH",
-                        help="network weight file (.npz); default: the net shipped in weights/")
+                        help="network weight file (.npz); default: the shipped nets, "
+                             "weights/softseg_9x9.npz for 1-ply play (the stronger there), "
+                             "weights/isn_9x9.npz with --search mcts (the faster prior)")
     parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
                         help="'uniform' plays from a plain area count without any net: for "
                              "testing controllers and the protocol (default: net)")
@@ -145,10 +147,21 @@ def make_evaluator(args):
         from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
     from engine.nets.evaluator import load_evaluator
-    if args.search == "mcts" and args.search_prior != "none":
-        from engine.play.search_player import SEARCH_CACHE_SIZE
-        return load_evaluator(args.weights, cache_size=SEARCH_CACHE_SIZE)
-    return load_evaluator(args.weights)
+    from engine.nets.weights import DEFAULT_WEIGHTS, ISN_WEIGHTS
+    if args.search == "1ply":
+        return load_evaluator(args.weights or DEFAULT_WEIGHTS)
+    if args.search_prior == "none":
+        return load_evaluator(args.weights or ISN_WEIGHTS)
+    return load_search_evaluator(args.weights)
+
+
+def load_search_evaluator(weights=None):
+    """The evaluator of a search's prior: the weight file's, by default the ISN's (its prior
+    calls cost a tenth of the soft-segmentation net's)."""
+    from engine.nets.evaluator import load_evaluator
+    from engine.nets.weights import ISN_WEIGHTS
+    from engine.play.search_player import SEARCH_CACHE_SIZE
+    return load_evaluator(weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
 
 
 def build_engine(args):
@@ -161,8 +174,11 @@ def build_engine(args):
     one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
                      capture_all_dead=args.capture_all_dead)
     if args.search == "1ply":
+        # kosumi-search's tree, like --search mcts, takes the ISN's prior unless a net is given
+        search_evaluator = load_search_evaluator if args.weights is None and \
+            args.evaluator == "net" else None
         engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
-                              size=args.size)
+                              size=args.size, search_evaluator=search_evaluator)
     else:
         engine = KosumiEngine(evaluator, make_search_player(args, evaluator, seed, resign_threshold),
                               komi=args.komi, rules=args.rules, size=args.size, one_ply=one_ply)

@@ -532,9 +532,12 @@ class KosumiEngine(GtpEngineBase):
 
     engine_name = "kosumi"
 
-    def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19, one_ply=None):
+    def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19, one_ply=None,
+                 search_evaluator=None):
         """player chooses the moves (1-ply or search); one_ply, the 1-ply player that the move
-        value commands show (default: player, which must then be a 1-ply Player)."""
+        value commands show (default: player, which must then be a 1-ply Player);
+        search_evaluator, for a 1-ply player, a function giving the evaluator whose values are
+        the prior of kosumi-search's tree (called on its first use; default: evaluator)."""
         super().__init__()
         if rules not in RULE_SETS:
             raise ValueError(f"unknown rules {rules!r}; expected one of {', '.join(RULE_SETS)}")
@@ -542,6 +545,7 @@ class KosumiEngine(GtpEngineBase):
         self.evaluator = evaluator
         self.player = player
         self.one_ply = player if one_ply is None else one_ply
+        self._search_evaluator = search_evaluator or (lambda: evaluator)
         self.scoring = RULE_SETS[rules]
         self.rules_name = rules
         self.komi = float(komi)
@@ -915,7 +919,7 @@ class KosumiEngine(GtpEngineBase):
             return self.player
         if getattr(self, "_analysis_searcher", None) is None:
             from engine.play.search_player import SearchPlayer
-            self._analysis_searcher = SearchPlayer(self.evaluator, seed=0)
+            self._analysis_searcher = SearchPlayer(self._search_evaluator(), seed=0)
         return self._analysis_searcher
 
     @gtp_command("kosumi-score_estimate")

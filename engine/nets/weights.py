@@ -42,16 +42,22 @@ DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hid
 DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
 
 
-def _shipped_weights_path():
-    """The net the engine loads by default: weights/default.npz of the checkout (also what an
-    editable install sees); after a plain `pip install .` the copy that pyproject's data-files put
-    under <prefix>/share/kosumi/weights."""
-    checkout = Path(__file__).resolve().parents[2] / "weights" / "default.npz"
-    installed = Path(sys.prefix) / "share" / "kosumi" / "weights" / "default.npz"
+def shipped_weights_path(name):
+    """A file shipped in weights/: the checkout's (also what an editable install sees), or after
+    a plain `pip install .` the copy that pyproject's data-files put under
+    <prefix>/share/kosumi/weights."""
+    checkout = Path(__file__).resolve().parents[2] / "weights" / name
+    installed = Path(sys.prefix) / "share" / "kosumi" / "weights" / name
     return installed if installed.exists() and not checkout.exists() else checkout
 
 
-DEFAULT_WEIGHTS = _shipped_weights_path()
+# The 1-ply player's net: the soft-segmentation net won 21.5% of 200 games against GNU Go level 1
+# where the ISN won 3.8% (BENCHMARKS.md), the issue's rule for the default.
+DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
+# The ISN stays the search's prior (and the net of the CSA* data generator): one prior call costs
+# it about 1.5 ms on 9x9 against the soft-segmentation net's 20, and every search row in
+# BENCHMARKS.md was measured with it.
+ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")
 
 
 class WeightFileError(ValueError):

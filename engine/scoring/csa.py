@@ -41,7 +41,6 @@ the playouts leave a dead group standing).
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE
-from engine.nets.weights import read_npz
+from engine.nets.weights import read_npz, shipped_weights_path
 from engine.rules.game import connected_parts, pass_alive
 from engine.search.playout import mean_ownership
 
@@ -946,8 +945,6 @@ def analyse(board, komi, classifier, steps=None):
 
 # ---------------------------------------------------------------------- shipped classifiers
 
-CHECKOUT_WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
-INSTALLED_WEIGHTS = Path(sys.prefix) / "share" / "kosumi" / "weights"   # pyproject's data-files
 _LOADED = {}
 
 
@@ -955,13 +952,10 @@ def default_classifier_path(size):
     """weights/csa_19x19.npz for boards of 15 and more lines when it exists, else
     weights/csa_9x9.npz (the paper scores 19x19 boards with a 9x9-trained cascade); from the
     checkout, or after a plain `pip install .` from <prefix>/share/kosumi/weights."""
-    folder = CHECKOUT_WEIGHTS
-    if not (folder / "csa_9x9.npz").exists() and (INSTALLED_WEIGHTS / "csa_9x9.npz").exists():
-        folder = INSTALLED_WEIGHTS
-    large = folder / "csa_19x19.npz"
+    large = shipped_weights_path("csa_19x19.npz")
     if size >= 15 and large.exists():
         return large
-    return folder / "csa_9x9.npz"
+    return shipped_weights_path("csa_9x9.npz")
 
 
 def classifier_for(size, path=None):

@@ -256,7 +256,8 @@ def evaluate_files(paths, weights=None, ownership=False):
     evaluator = None
     if ownership:
         from engine.nets.evaluator import load_evaluator
-        evaluator = load_evaluator()
+        from engine.nets.weights import ISN_WEIGHTS
+        evaluator = load_evaluator(ISN_WEIGHTS)   # the net BENCHMARKS' ownership rows used
     result = evaluate(records, classifier, evaluator)
     print(f"{len(records)} boards ({', '.join(str(s) for s in sorted(sizes))}), from "
           f"{', '.join(map(str, paths))}")

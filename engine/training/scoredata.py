@@ -66,7 +66,7 @@ class GameSetup:
 
 class _Worker:
     """One process's engines: a GNU Go subprocess (kept between games) and, if a game needs it,
-    kosumi's player over the shipped net (loaded once)."""
+    kosumi's player over the shipped ISN (loaded once)."""
 
     def __init__(self, gnugo_command=None):
         self.gnugo_command = gnugo_command or f"{find_gnugo()} --mode gtp --chinese-rules"
@@ -81,8 +81,10 @@ class _Worker:
     def kosumi(self, seed):
         if self.player is None:
             from engine.nets.evaluator import load_evaluator
+            from engine.nets.weights import ISN_WEIGHTS
             from engine.play.player import Player
-            self.player = Player(load_evaluator(), resign_threshold=None)
+            # the ISN, the net the shipped classifiers' games were played with
+            self.player = Player(load_evaluator(ISN_WEIGHTS), resign_threshold=None)
         self.player.rng = np.random.default_rng(seed)
         self.player.new_game()
         return self.player
