@@ -278,6 +278,47 @@ def test_evaluation_matches_are_logged_with_intervals_and_plotted(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.skipif(find_gnugo() is None, reason="GNU Go 3.8 is not installed (apt-get install gnugo)")
+def test_training_can_evaluate_under_neurogos_protocol(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = train.Trainer.create(run_dir, tiny_settings())
+    trainer.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=2, progress=False,
+                eval_protocol="neurogo")
+    trainer.close()
+    evals = [line for line in read_log(run_dir) if line["type"] == "eval"]
+    assert [line["opponent"] for line in evals] == ["gnugo-10", "gnugo-1"]
+    for line in evals:
+        assert line["protocol"] == "neurogo" and line["game"] == 2 and line["games_played"] == 2
+        summary = json.loads((run_dir / "evals" / f"000000002-{line['opponent']}-neurogo" /
+                              "summary.json").read_text())
+        assert summary["komi"] == 5.5 and all(r["black"] == "A" for r in summary["results"])
+    state = json.loads((run_dir / "checkpoints" / "000000002" / "state.json").read_text())
+    assert state["eval_history"] == ["000000002"]
+
+
+def test_an_evaluation_cut_short_is_played_again_on_resume(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = train.Trainer.create(run_dir, tiny_settings())
+    trainer.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=1, progress=False)
+    trainer.close()
+    evaluations = len([line for line in read_log(run_dir) if line["type"] == "eval"])
+    assert evaluations >= 1
+    # finished: resuming at the same count plays no evaluation again
+    resumed = train.Trainer.resume(run_dir)
+    resumed.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=1, progress=False)
+    resumed.close()
+    assert len([line for line in read_log(run_dir) if line["type"] == "eval"]) == evaluations
+    # killed during it: the checkpoint it played was written before it, without it in the history
+    state_path = run_dir / "checkpoints" / "000000002" / "state.json"
+    state = json.loads(state_path.read_text())
+    state_path.write_text(json.dumps({**state, "eval_history": []}))
+    resumed = train.Trainer.resume(run_dir)
+    resumed.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=1, progress=False)
+    resumed.close()
+    assert len([line for line in read_log(run_dir) if line["type"] == "eval"]) == 2 * evaluations
+    assert resumed.games_trained == 2
+
+
 def test_command_line_refuses_bad_runs(tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "something").write_text("x")

@@ -110,6 +110,8 @@ NEUROGO_PROTOCOL = "neurogo"
 PROTOCOLS = (KOSUMI_PROTOCOL, NEUROGO_PROTOCOL)
 NEUROGO_KOMI = 5.5
 NEUROGO_BETA = 1.0 / (2 * 0.33)
+NEUROGO_OPPONENTS = ("gnugo-10", "gnugo-1")
+NEUROGO_GAMES = 100
 LATEST_FILE = "LATEST"
 LOCK_FILE = ".lock"                  # held (flock) by the process training the run
 CHECKPOINTS = "checkpoints"
@@ -584,8 +586,9 @@ class Trainer:
 
     def run(self, games=None, workers=1, checkpoint_every=100, eval_every=0, eval_games=10,
             progress=True, stop=None, ray_address=None, max_weight_lag=MAX_WEIGHT_LAG,
-            ray_games_per_call=RAY_GAMES_PER_CALL):
-        """Train until games_trained reaches games (None: until interrupted). With ray_address
+            ray_games_per_call=RAY_GAMES_PER_CALL, eval_protocol=KOSUMI_PROTOCOL):
+        """Train until games_trained reaches games (None: until interrupted), evaluating every
+        eval_every games under eval_protocol (see evaluate). With ray_address
         ("local" starts a local Ray, "auto" or HOST:PORT joins a running cluster) the self-play
         workers are Ray actors (engine/training/raypool.py; workers None: one per CPU of the
         cluster), each playing ray_games_per_call games per call, and a game played with weights
@@ -594,6 +597,10 @@ class Trainer:
         log = open(self.run_dir / LOG_FILE, "a")
         recent = collections.deque(maxlen=RECENT_RESULTS)
         bar = _progress_bar(self.games_trained, games, progress)
+        if eval_every and self.games_trained and self.games_trained % eval_every == 0 and \
+                f"{self.games_trained:09d}" not in self.eval_history:
+            # stopped during this evaluation (the checkpoint it plays comes first): play it again
+            self.evaluate(eval_games, log, eval_protocol)
         if ray_address is not None:
             from engine.training.raypool import RayPool     # Ray is imported only for --ray
             pool = RayPool(self, ray_address, workers, games, max_weight_lag, ray_games_per_call,
@@ -630,7 +637,7 @@ class Trainer:
                 if checkpoint_every and self.games_trained % checkpoint_every == 0:
                     self.checkpoint()
                 if eval_every and self.games_trained % eval_every == 0:
-                    self.evaluate(eval_games, log)
+                    self.evaluate(eval_games, log, eval_protocol)
         finally:
             if pool is not None:
                 pool.close()
@@ -647,22 +654,26 @@ class Trainer:
 
     # ------------------------------------------------------------ evaluation
 
-    def evaluate(self, games, log):
-        """Short matches of the current weights against the previous evaluation's checkpoint (the
-        initial net the first time) and GNU Go level 1 (when installed); results to the log."""
+    def evaluate(self, games, log, protocol=KOSUMI_PROTOCOL):
+        """Matches of the current weights, results to the log: under kosumi's protocol against
+        the previous evaluation's checkpoint (the initial net the first time) and GNU Go level 1;
+        under NeuroGo's, its test against GNU Go levels 10 and 1 (the paper's Figure 4). GNU Go
+        matches only when it is installed."""
         current = self.checkpoint() if self.last_checkpoint is None or \
             self.last_checkpoint.name != f"{self.games_trained:09d}" else self.last_checkpoint
-        previous_name = self.eval_history[-1] if self.eval_history else f"{0:09d}"
-        opponents = [("previous", previous_name)]
-        if find_gnugo():
-            opponents.append(("gnugo-1", None))
+        if protocol == NEUROGO_PROTOCOL:
+            opponents = [(label, None) for label in NEUROGO_OPPONENTS]
+        else:
+            previous_name = self.eval_history[-1] if self.eval_history else f"{0:09d}"
+            opponents = [("previous", previous_name), ("gnugo-1", None)]
         for label, checkpoint_name in opponents:
             line = match_checkpoint(self.run_dir, current.name, label, games, self.settings,
-                                    checkpoint_name)
+                                    checkpoint_name, protocol)
             if line is not None:
                 log.write(json.dumps(line) + "\n")
                 log.flush()
         self.eval_history.append(current.name)
+        self.checkpoint()     # the same games again, now with this evaluation done
 
 
 def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=None,
@@ -1097,8 +1108,13 @@ def build_parser():
     run.add_argument("--eval-every", type=number(int, minimum=0), default=0, metavar="K",
                      help="every K games, a short match against the previous evaluation's "
                           "checkpoint and GNU Go level 1 (default 0: never)")
-    run.add_argument("--eval-games", type=number(int, minimum=1), default=10, metavar="N",
-                     help="games per evaluation match (default 10)")
+    run.add_argument("--eval-games", type=number(int, minimum=1), metavar="N",
+                     help=f"games per evaluation match (default 10; --eval-protocol neurogo: "
+                          f"{NEUROGO_GAMES})")
+    run.add_argument("--eval-protocol", choices=PROTOCOLS, default=KOSUMI_PROTOCOL,
+                     help="kosumi: the matches above (default); neurogo: NeuroGo's test against "
+                          "GNU Go levels 10 and 1 instead (the paper's Figure 4; see "
+                          "`kosumi-train eval --help`)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     learn = parser.add_argument_group("training settings (new runs only)")
     learn.add_argument("--size", type=int, default=defaults.size, help="board size 5..19 (default 9)")
@@ -1221,8 +1237,8 @@ def main(argv=None):
                 raise SystemExit(f"kosumi-train eval: no checkpoints {sorted(missing)} in {args.run_dir}")
             names = sorted(wanted)
         neurogo = args.protocol == NEUROGO_PROTOCOL
-        opponents = args.opponents or ("gnugo-10,gnugo-1" if neurogo else "initial,gnugo-1")
-        games = args.games or (100 if neurogo else 20)
+        opponents = args.opponents or (",".join(NEUROGO_OPPONENTS) if neurogo else "initial,gnugo-1")
+        games = args.games or (NEUROGO_GAMES if neurogo else 20)
         evaluate_checkpoints(args.run_dir, names, opponents.split(","), games, args.protocol)
         return 0
     parser = build_parser()
@@ -1283,10 +1299,12 @@ def main(argv=None):
     print(f"kosumi-train: {trainer.run_dir}: {trainer.games_trained} games trained; "
           f"{where}; settings {json.dumps(trainer.settings.to_json())}", file=sys.stderr)
     try:
+        eval_games = args.eval_games or \
+            (NEUROGO_GAMES if args.eval_protocol == NEUROGO_PROTOCOL else 10)
         trainer.run(args.games, workers, args.checkpoint_every, args.eval_every,
-                    args.eval_games, not args.no_progress, stop, args.ray,
+                    eval_games, not args.no_progress, stop, args.ray,
                     MAX_WEIGHT_LAG if args.max_weight_lag is None else args.max_weight_lag,
-                    args.ray_games_per_call or RAY_GAMES_PER_CALL)
+                    args.ray_games_per_call or RAY_GAMES_PER_CALL, args.eval_protocol)
     finally:
         trainer.close()
     return 0
