@@ -51,8 +51,8 @@ def shipped_weights_path(name):
     return installed if installed.exists() and not checkout.exists() else checkout
 
 
-# The 1-ply player's net: the soft-segmentation net won 21.5% of 200 games against GNU Go level 1
-# where the ISN won 3.8% (BENCHMARKS.md), the rule for the default.
+# The 1-ply player's net, the stronger one there: the soft-segmentation net won 21.5% of 200 games
+# against GNU Go level 1 where the ISN won 3.8% (BENCHMARKS.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
 # The ISN stays the search's prior (and the net of the CSA* data generator): one prior call costs
 # it about 1.5 ms on 9x9 against the soft-segmentation net's 20, and every search row in
