@@ -20,9 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine.nets.evaluator import load_evaluator  # noqa: E402
-from engine.nets.weights import ISN_WEIGHTS  # noqa: E402
-from engine.play.search_player import SEARCH_CACHE_SIZE, SearchPlayer  # noqa: E402
+from engine.play.search_player import SearchPlayer, load_prior_evaluator  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
 from engine.search import playout  # noqa: E402
@@ -117,7 +115,7 @@ def main():
     if args.rows in ("all", "playouts"):
         playout_rows(sizes, args.playouts, tactics_list)
     if args.rows in ("all", "search"):
-        evaluator = load_evaluator(args.weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
+        evaluator = load_prior_evaluator(args.weights)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
                     args.knowledge_prior, tactics_list,
                     [int(t) for t in args.prior_thresholds.split(",")],

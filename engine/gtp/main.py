@@ -152,21 +152,14 @@ def make_evaluator(args):
         return load_evaluator(args.weights or DEFAULT_WEIGHTS)
     if args.search_prior == "none":
         return load_evaluator(args.weights or ISN_WEIGHTS)
-    return load_search_evaluator(args.weights)
-
-
-def load_search_evaluator(weights=None):
-    """The evaluator of a search's prior: the weight file's, by default the ISN's (its prior
-    calls cost a tenth of the soft-segmentation net's)."""
-    from engine.nets.evaluator import load_evaluator
-    from engine.nets.weights import ISN_WEIGHTS
-    from engine.play.search_player import SEARCH_CACHE_SIZE
-    return load_evaluator(weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
+    from engine.play.search_player import load_prior_evaluator
+    return load_prior_evaluator(args.weights)
 
 
 def build_engine(args):
     from engine.gtp.server import KosumiEngine
     from engine.play.player import Player
+    from engine.play.search_player import load_prior_evaluator
     evaluator = make_evaluator(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log.info("seed %d", seed)
@@ -175,7 +168,7 @@ def build_engine(args):
                      capture_all_dead=args.capture_all_dead)
     if args.search == "1ply":
         # kosumi-search's tree, like --search mcts, takes the ISN's prior unless a net is given
-        search_evaluator = load_search_evaluator if args.weights is None and \
+        search_evaluator = load_prior_evaluator if args.weights is None and \
             args.evaluator == "net" else None
         engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
                               size=args.size, search_evaluator=search_evaluator)
