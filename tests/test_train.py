@@ -477,3 +477,52 @@ def test_learning_rate_can_be_annealed_on_resume(tmp_path):
     assert [line["game"] for line in game_lines(run_dir)] == [1, 2, 3, 4, 5]
     with pytest.raises(SystemExit):
         train.main(["--resume", str(run_dir), "--no-progress", "--learning-rate", "-1"])
+
+
+def test_a_new_run_can_start_from_a_net_kosumi_train_wrote(tmp_path):
+    first = tmp_path / "first"
+    train.main(["--run-dir", str(first), "--size", "5", "--games", "3", "--workers", "1",
+                "--seed", "2", "--no-progress", "--learning-rate", "1e-4"])
+    net = first / "checkpoints" / "000000003" / "weights.npz"
+    _, file_metadata = weight_files.load_weights(net)
+    run_dir = tmp_path / "second"
+    train.main(["--run-dir", str(run_dir), "--from-weights", str(net), "--games", "5",
+                "--workers", "1", "--no-progress", "--learning-rate", "2e-5", "--seed", "9"])
+    # the run goes on from the file's net and game count, with the file's other settings
+    started, metadata = weight_files.load_weights(run_dir / "checkpoints" / "000000003" /
+                                                  "weights.npz")
+    assert metadata["params_sha256"] == file_metadata["params_sha256"]
+    settings = json.loads((run_dir / "settings.json").read_text())
+    assert settings == {**file_metadata["trainer"]["settings"], "learning_rate": 2e-5, "seed": 9}
+    assert read_log(run_dir)[0] == {"type": "start", "game": 3, "from_weights": str(net),
+                                    "params_sha256": file_metadata["params_sha256"]}
+    assert [line["game"] for line in game_lines(run_dir)] == [4, 5]
+    assert train.Trainer.resume(run_dir).games_trained == 5
+    # its "initial" opponent is the net it started from
+    assert train.main(["eval", str(run_dir), "--checkpoints", "5", "--opponents", "initial",
+                       "--games", "1"]) == 0
+    evals = [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
+    assert evals[0]["opponent_checkpoint"] == "000000003"
+
+
+def test_from_weights_refuses_other_settings_and_files_not_from_the_trainer(tmp_path, capsys):
+    shipped = train.StartingNet.load(REPO / "weights" / "softseg_9x9.npz")
+    assert shipped.settings.arch == "softseg" and shipped.games_trained > 0
+    with pytest.raises(SystemExit):
+        train.main(["--run-dir", str(tmp_path / "a"), "--from-weights",
+                    str(REPO / "weights" / "softseg_9x9.npz"), "--size", "7"])
+    assert "--size: with --from-weights the training settings are the file's" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        train.main(["--resume", str(tmp_path / "a"), "--from-weights",
+                    str(REPO / "weights" / "softseg_9x9.npz")])
+    assert "--from-weights starts a new run" in capsys.readouterr().err
+    bare = tmp_path / "bare.npz"
+    weight_files.save_weights(bare, weight_files.new_network(1), 5, 0)
+    with pytest.raises(SystemExit, match=f"{bare}: cannot start a run from it: .*kosumi-train"):
+        train.main(["--run-dir", str(tmp_path / "b"), "--from-weights", str(bare)])
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(SystemExit, match=f"weight file {corrupt}"):
+        train.main(["--run-dir", str(tmp_path / "c"), "--from-weights", str(corrupt)])
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()

@@ -3,6 +3,7 @@
 Usage:
     kosumi-train --run-dir RUN_DIR [--games N] [options]     start a run (RUN_DIR must be new/empty)
     kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
+    kosumi-train --run-dir RUN_DIR --from-weights NET.npz    a new run from a net kosumi-train wrote
     kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
     kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
@@ -396,6 +397,41 @@ class Interrupted:
 
 # ------------------------------------------------------------------------------------ trainer
 
+@dataclasses.dataclass
+class StartingNet:
+    """A net that kosumi-train wrote (a checkpoint's weights.npz, a shipped net), to start a new
+    run from (`--from-weights`): the run keeps its weights, training settings and game count."""
+    path: Path
+    network: object
+    settings: TrainSettings
+    games_trained: int
+    stats: dict
+    params_sha256: str
+
+    @classmethod
+    def load(cls, path):
+        """Refuses, naming the file, a weight file that is not a kosumi-train net."""
+        path = Path(path)
+        try:
+            network, metadata = weight_files.load_weights(path)
+            trainer = metadata.get("trainer")
+            if not isinstance(trainer, dict) or not isinstance(trainer.get("settings"), dict):
+                raise ValueError("its metadata holds no training settings: not written by "
+                                 "kosumi-train")
+            settings = TrainSettings.from_json(trainer["settings"])
+            if settings.size != metadata["board_size"]:
+                raise ValueError(f"its training settings say size {settings.size}, its "
+                                 f"board_size {metadata['board_size']}")
+        except weight_files.WeightFileError as error:
+            raise SystemExit(f"kosumi-train: {error}") from None
+        except (ValueError, TypeError) as error:
+            raise SystemExit(f"kosumi-train: {path}: cannot start a run from it: {error}") from None
+        stats = {"capped_games": 0, "superko_rejections": 0, "positions_trained": 0,
+                 **trainer.get("stats", {})}
+        return cls(path, network, settings, metadata["games_trained"], stats,
+                   metadata["params_sha256"])
+
+
 class Trainer:
     def __init__(self, run_dir, settings, network, games_trained=0, rng_state=None, recent=None,
                  stats=None):
@@ -422,15 +458,24 @@ class Trainer:
     # ------------------------------------------------------------ creation and resumption
 
     @classmethod
-    def create(cls, run_dir, settings):
+    def create(cls, run_dir, settings, start=None):
+        """A new run in run_dir (new or empty) from a new net, or from start, a StartingNet:
+        its weights and game count (the run's checkpoints and log go on from that count)."""
         run_dir = Path(run_dir)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise SystemExit(f"kosumi-train: {run_dir} is not empty; use --resume {run_dir} to "
                              f"continue a run, or choose a new directory")
         (run_dir / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
         _write_atomic(run_dir / SETTINGS_FILE, json.dumps(settings.to_json(), indent=2) + "\n")
-        (run_dir / LOG_FILE).touch()
-        trainer = cls(run_dir, settings, new_network(settings))
+        if start is None:
+            (run_dir / LOG_FILE).touch()
+            trainer = cls(run_dir, settings, new_network(settings))
+        else:
+            record = {"type": "start", "game": start.games_trained, "from_weights": str(start.path),
+                      "params_sha256": start.params_sha256}
+            _write_atomic(run_dir / LOG_FILE, json.dumps(record) + "\n")
+            trainer = cls(run_dir, settings, start.network, start.games_trained,
+                          stats=start.stats)
         trainer.checkpoint()
         return trainer
 
@@ -664,7 +709,8 @@ class Trainer:
         if protocol == NEUROGO_PROTOCOL:
             opponents = [(label, None) for label in NEUROGO_OPPONENTS]
         else:
-            previous_name = self.eval_history[-1] if self.eval_history else f"{0:09d}"
+            previous_name = self.eval_history[-1] if self.eval_history else \
+                _initial_checkpoint(self.run_dir)
             opponents = [("previous", previous_name), ("gnugo-1", None)]
         for label, checkpoint_name in opponents:
             line = match_checkpoint(self.run_dir, current.name, label, games, self.settings,
@@ -738,7 +784,7 @@ def _opponent_checkpoint(run_dir, label):
             raise SystemExit(f"kosumi-train eval: bad opponent {label!r} (gnugo-LEVEL)")
         return None
     if label == "initial":
-        return f"{0:09d}"
+        return _initial_checkpoint(run_dir)
     if label.startswith("checkpoint-") and label[len("checkpoint-"):].isdigit():
         name = f"{int(label[len('checkpoint-'):]):09d}"
         if not (Path(run_dir) / CHECKPOINTS / name).is_dir():
@@ -748,9 +794,15 @@ def _opponent_checkpoint(run_dir, label):
                      f"(initial, checkpoint-N or gnugo-LEVEL)")
 
 
+def _initial_checkpoint(run_dir):
+    """The name of the run's first checkpoint: its untrained net, or the net it started from
+    (--from-weights)."""
+    return min(p.name for p in (Path(run_dir) / CHECKPOINTS).iterdir() if p.name.isdigit())
+
+
 def evaluate_checkpoints(run_dir, names, opponents, games, protocol=KOSUMI_PROTOCOL):
     """Offline evaluation (`kosumi-train eval`): each checkpoint in names against each opponent
-    ("initial" = the run's untrained net, "checkpoint-N", "gnugo-LEVEL") under `protocol`; lines
+    ("initial" = the run's first checkpoint, "checkpoint-N", "gnugo-LEVEL") under `protocol`; lines
     appended to RUN_DIR/evals.jsonl, which the plot reads with the log. Does not disturb a run in
     progress."""
     run_dir = Path(run_dir)
@@ -1072,6 +1124,10 @@ def _softseg_hidden(text):
     return counts
 
 
+# what a run started --from-weights may set itself; the rest of its settings are the file's
+FROM_WEIGHTS_SETTINGS = ("learning_rate", "weight_decay", "seed")
+
+
 def build_parser():
     defaults = TrainSettings()
     parser = argparse.ArgumentParser(
@@ -1083,6 +1139,13 @@ def build_parser():
     where.add_argument("--run-dir", metavar="DIR", help="start a new run in DIR (new or empty)")
     where.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its newest "
                                                        "checkpoint (its settings are kept)")
+    parser.add_argument("--from-weights", metavar="FILE",
+                        help="with --run-dir: start the new run from a net kosumi-train wrote (a "
+                             "checkpoint's weights.npz, a shipped net such as "
+                             "weights/softseg_9x9.npz) with its training settings and game "
+                             "count; the 10 recent games and the random state start afresh. "
+                             "Of the training settings only --learning-rate, --weight-decay and "
+                             "--seed may be given")
     run = parser.add_argument_group("this session")
     run.add_argument("--games", type=number(int, minimum=0), metavar="N",
                      help="stop when N games are trained in total (default: until interrupted)")
@@ -1117,72 +1180,78 @@ def build_parser():
                           "`kosumi-train eval --help`)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     learn = parser.add_argument_group("training settings (new runs only)")
-    learn.add_argument("--size", type=int, default=defaults.size, help="board size 5..19 (default 9)")
-    learn.add_argument("--arch", choices=ARCHITECTURES, default=defaults.arch,
-                       help="isn: Blair's Internal Symmetry Network (default); softseg: NeuroGo "
-                            "3's soft-segmentation network (engine/nets/softseg.pyx), trained by "
-                            "NeuroGo's procedure and rich signal, rate 3e-4, no weight decay, "
-                            "inputs neurogo unless --feature-set says raw or neurogo_lite")
-    learn.add_argument("--softseg-hidden", type=_softseg_hidden,
-                       default=TrainSettings().softseg_hidden, metavar="H1,H2",
-                       help="softseg: units per point of the two hidden layers (default 8,2)")
-    learn.add_argument("--softseg-intervals", type=number(int, minimum=1, maximum=64),
-                       default=defaults.softseg_intervals,
-                       help="softseg: connection-value intervals of the weight selection (default 8)")
-    learn.add_argument("--procedure", choices=PROCEDURES,
-                       help="blair: Boltzmann self-play, TD(lambda) per game (default); neurogo: "
-                            "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games "
-                            "(the only one, and the default, for --arch softseg)")
-    learn.add_argument("--lambda", dest="lam", type=float,
-                       help="TD lambda (default 0.9 for blair, 0 for neurogo)")
-    learn.add_argument("--learning-rate", type=float,
-                       help="step size on the gradient summed over points (default 5e-6, Blair); "
-                            "with --resume, changes the run's rate from now on (annealing)")
-    learn.add_argument("--weight-decay", type=float,
-                       help="factor applied to the weights after each game (default 0.99999); "
-                            "with --resume, changes it from now on")
-    learn.add_argument("--beta", type=float, default=defaults.beta,
-                       help="Boltzmann constant of the training moves (default 4)")
-    learn.add_argument("--gibbs-fraction", type=float, default=defaults.gibbs_fraction,
-                       help="neurogo: share of Gibbs-sampled moves (default 0.15)")
-    learn.add_argument("--gibbs-temperature", type=float, default=defaults.gibbs_temperature,
-                       help="neurogo: temperature of the Gibbs sampling (default 4)")
-    learn.add_argument("--capture-value", type=float, default=defaults.capture_value,
-                       help="c of the training scoring (default 0.4)")
-    learn.add_argument("--stone-value", type=float, default=defaults.stone_value,
-                       help="s of the training scoring (default 0.4)")
-    learn.add_argument("--move-cap", dest="move_cap_factor", type=float,
-                       default=defaults.move_cap_factor, metavar="FACTOR",
-                       help="end a game after FACTOR x N^2 moves (default 3)")
-    learn.add_argument("--pass-rule", choices=PASS_RULES, default=defaults.pass_rule,
-                       help="when a player may pass while a move is left: forced (default): "
-                            "never, games are played out; better: when passing beats every "
-                            "move; boltzmann: pass is one more candidate (see engine/training/selfplay.py)")
-    learn.add_argument("--shortcut-games", type=number(int, minimum=0),
-                       metavar="N", help="preliminary phase: train only the input->output "
-                                         "shortcuts for the first N games (default 1000; "
-                                         "softseg has none)")
-    learn.add_argument("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
-                       help="neurogo: games retrained after each game (default 10)")
-    learn.add_argument("--train-capped", action="store_true",
-                       help="also train games that reached the move cap")
-    learn.add_argument("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
-                       help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
-    learn.add_argument("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)),
-                       help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
-                            "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
-                            "features; neurogo_lite, neurogo without the ladder-if-playing-here "
-                            "reads; raw (softseg only): one constant input, the paper's "
-                            "raw-board experiment")
-    learn.add_argument("--rich-signal", action="store_true",
-                       help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
-                            "connections, live points) trained by TD beside the territory "
-                            "outputs, which alone give values and moves")
-    learn.add_argument("--init-scale", type=float, default=defaults.init_scale,
-                       help="standard deviation of the initial weights (default 0.1)")
-    learn.add_argument("--seed", type=int, help="random seed (default: from the clock)")
-    learn.add_argument("--komi", type=float, default=defaults.komi,
-                       help="komi of the logged results (default 7)")
+    parser.training_settings = []       # their actions: --from-weights takes them from its file
+
+    def setting(*names, **options):
+        parser.training_settings.append(learn.add_argument(*names, **options))
+
+    setting("--size", type=int, default=defaults.size, help="board size 5..19 (default 9)")
+    setting("--arch", choices=ARCHITECTURES, default=defaults.arch,
+            help="isn: Blair's Internal Symmetry Network (default); softseg: NeuroGo "
+                 "3's soft-segmentation network (engine/nets/softseg.pyx), trained by "
+                 "NeuroGo's procedure and rich signal, rate 3e-4, no weight decay, "
+                 "inputs neurogo unless --feature-set says raw or neurogo_lite")
+    setting("--softseg-hidden", type=_softseg_hidden,
+            default=TrainSettings().softseg_hidden, metavar="H1,H2",
+            help="softseg: units per point of the two hidden layers (default 8,2)")
+    setting("--softseg-intervals", type=number(int, minimum=1, maximum=64),
+            default=defaults.softseg_intervals,
+            help="softseg: connection-value intervals of the weight selection (default 8)")
+    setting("--procedure", choices=PROCEDURES,
+            help="blair: Boltzmann self-play, TD(lambda) per game (default); neurogo: "
+                 "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games "
+                 "(the only one, and the default, for --arch softseg)")
+    setting("--lambda", dest="lam", type=float,
+            help="TD lambda (default 0.9 for blair, 0 for neurogo)")
+    setting("--learning-rate", type=float,
+            help="step size on the gradient summed over points (default 5e-6, Blair); "
+                 "with --resume or --from-weights, changes the run's rate from now on "
+                 "(annealing)")
+    setting("--weight-decay", type=float,
+            help="factor applied to the weights after each game (default 0.99999); "
+                 "with --resume or --from-weights, changes it from now on")
+    setting("--beta", type=float, default=defaults.beta,
+            help="Boltzmann constant of the training moves (default 4)")
+    setting("--gibbs-fraction", type=float, default=defaults.gibbs_fraction,
+            help="neurogo: share of Gibbs-sampled moves (default 0.15)")
+    setting("--gibbs-temperature", type=float, default=defaults.gibbs_temperature,
+            help="neurogo: temperature of the Gibbs sampling (default 4)")
+    setting("--capture-value", type=float, default=defaults.capture_value,
+            help="c of the training scoring (default 0.4)")
+    setting("--stone-value", type=float, default=defaults.stone_value,
+            help="s of the training scoring (default 0.4)")
+    setting("--move-cap", dest="move_cap_factor", type=float,
+            default=defaults.move_cap_factor, metavar="FACTOR",
+            help="end a game after FACTOR x N^2 moves (default 3)")
+    setting("--pass-rule", choices=PASS_RULES, default=defaults.pass_rule,
+            help="when a player may pass while a move is left: forced (default): "
+                 "never, games are played out; better: when passing beats every "
+                 "move; boltzmann: pass is one more candidate (see engine/training/selfplay.py)")
+    setting("--shortcut-games", type=number(int, minimum=0),
+            metavar="N", help="preliminary phase: train only the input->output "
+                              "shortcuts for the first N games (default 1000; "
+                              "softseg has none)")
+    setting("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
+            help="neurogo: games retrained after each game (default 10)")
+    setting("--train-capped", action="store_true",
+            help="also train games that reached the move cap")
+    setting("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
+            help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
+    setting("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)),
+            help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
+                 "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
+                 "features; neurogo_lite, neurogo without the ladder-if-playing-here "
+                 "reads; raw (softseg only): one constant input, the paper's "
+                 "raw-board experiment")
+    setting("--rich-signal", action="store_true",
+            help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
+                 "connections, live points) trained by TD beside the territory "
+                 "outputs, which alone give values and moves")
+    setting("--init-scale", type=float, default=defaults.init_scale,
+            help="standard deviation of the initial weights (default 0.1)")
+    setting("--seed", type=int, help="random seed (default: from the clock)")
+    setting("--komi", type=float, default=defaults.komi,
+            help="komi of the logged results (default 7)")
     return parser
 
 
@@ -1206,8 +1275,9 @@ def build_eval_parser():
     parser.add_argument("--checkpoints", metavar="N,N,...",
                         help="games-trained counts of the checkpoints (default: all)")
     parser.add_argument("--opponents",
-                        help="comma-separated: initial (the run's untrained net), checkpoint-N "
-                             "(the run's checkpoint after N games), gnugo-LEVEL (GNU Go at that "
+                        help="comma-separated: initial (the run's first checkpoint: its "
+                             "untrained net, or the net it started from), checkpoint-N (the "
+                             "run's checkpoint after N games), gnugo-LEVEL (GNU Go at that "
                              "level); default initial,gnugo-1 (--protocol neurogo: "
                              "gnugo-10,gnugo-1)")
     parser.add_argument("--games", type=number(int, minimum=1),
@@ -1253,6 +1323,15 @@ def main(argv=None):
     defaults = TrainSettings()
     stop = Interrupted()
     stop.install()
+    if args.from_weights is not None:
+        if args.resume:
+            parser.error("--from-weights starts a new run: give --run-dir, not --resume")
+        given = [action.option_strings[0] for action in parser.training_settings
+                 if action.dest not in FROM_WEIGHTS_SETTINGS and
+                 getattr(args, action.dest) != action.default]
+        if given:
+            parser.error(f"{', '.join(given)}: with --from-weights the training settings are "
+                         f"the file's; only --learning-rate, --weight-decay and --seed may be given")
     if args.resume:
         trainer = Trainer.resume(args.resume)
         changes = {name: value for name, value in (("learning_rate", args.learning_rate),
@@ -1264,6 +1343,16 @@ def main(argv=None):
             except ValueError as error:
                 trainer.close()
                 parser.error(str(error))
+    elif args.from_weights is not None:
+        start = StartingNet.load(args.from_weights)
+        changes = {name: value for name in FROM_WEIGHTS_SETTINGS
+                   if (value := getattr(args, name)) is not None}
+        changes.setdefault("seed", int(time.time_ns() % 2**31))
+        try:
+            settings = dataclasses.replace(start.settings, **changes)
+        except ValueError as error:
+            parser.error(str(error))
+        trainer = Trainer.create(args.run_dir, settings, start)
     else:
         seed = args.seed if args.seed is not None else int(time.time_ns() % 2**31)
         softseg_run = args.arch == "softseg"
