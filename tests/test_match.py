@@ -408,6 +408,57 @@ def test_command_line(tmp_path, fake):
     assert bad.returncode == 2 and "board size must be 2..25" in bad.stderr
 
 
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "engine.match", *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_match_resumes_after_its_last_finished_game(tmp_path, fake):
+    out_dir = tmp_path / "m"
+    first = run_cli("--engine-a", fake("--moves 'C1 C2 C3 C4 C5'"), "--engine-b", fake(),
+                    "--games", "3", "--size", "5", "--komi", "0.5", "--out", out_dir)
+    assert first.returncode == 0, first.stderr
+    # as if killed during game 3: its record cut short, no summary
+    lines = (out_dir / "games.jsonl").read_text().splitlines(keepends=True)
+    assert [json.loads(line)["number"] for line in lines] == [1, 2, 3]
+    (out_dir / "games.jsonl").write_text("".join(lines[:2]) + lines[2][:40])
+    (out_dir / "game-3.sgf").unlink()
+    (out_dir / "summary.json").unlink()
+
+    resumed = run_cli("--resume", out_dir, "--games", "4")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stderr and "after game 2 of 4" in resumed.stderr
+    assert "game 1/" not in resumed.stderr and "game 3/4: A (B) vs B (W)" in resumed.stderr
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["games"] == 4 and summary["komi"] == 0.5 and summary["size"] == 5
+    assert [r["number"] for r in summary["results"]] == [1, 2, 3, 4]
+    assert [r["black"] for r in summary["results"]] == ["A", "B", "A", "B"]
+    assert summary["engines"]["A"]["wins"] == 4
+    assert sorted(p.name for p in out_dir.glob("*.sgf")) == [f"game-{n}.sgf" for n in range(1, 5)]
+    # the fake engines repeat themselves: games 3 and 4 repeat 1 and 2, as the record shows
+    assert summary["repeated_games"] == [3, 4]
+
+
+def test_resume_refuses_what_it_cannot_continue(tmp_path, fake):
+    out_dir = tmp_path / "m"
+    assert run_cli("--engine-a", fake("--moves C3"), "--engine-b", fake(), "--games", "1",
+                   "--size", "5", "--out", out_dir).returncode == 0
+    done = run_cli("--resume", out_dir)
+    assert done.returncode == 1 and "has played all 1 of its games; give --games N" in done.stderr
+    changed = run_cli("--resume", out_dir, "--games", "2", "--komi", "3")
+    assert changed.returncode == 2 and "--komi: a resumed match keeps its own" in changed.stderr
+    nothing = run_cli("--resume", tmp_path / "empty")
+    assert nothing.returncode == 1 and "holds no match to resume (match.json missing)" in \
+        nothing.stderr
+    lines = (out_dir / "games.jsonl").read_text()
+    (out_dir / "games.jsonl").write_text("{not json\n" + lines)
+    damaged = run_cli("--resume", out_dir, "--games", "3")
+    assert damaged.returncode == 1 and "games.jsonl, line 1, is damaged" in damaged.stderr
+    assert (out_dir / "games.jsonl").read_text() == "{not json\n" + lines   # nothing lost
+    again = run_cli("--engine-a", fake(), "--engine-b", fake(), "--out", out_dir)
+    assert again.returncode == 1 and f"continue it with --resume {out_dir}" in again.stderr
+
+
 def test_sigterm_stops_the_match_kills_engines_and_keeps_the_summary(tmp_path, fake):
     pid_file = tmp_path / "pids"
     out_dir = tmp_path / "stopped"

@@ -22,6 +22,10 @@ game itself and says so.
 
 Rules: suicide is illegal, simple ko always; positional superko unless --no-superko.
 
+Resuming: match.json holds the engines, referee and settings, and games.jsonl a line per finished
+game (its result and moves), written after its SGF; `--resume DIR` reads them and plays on from
+the next game, so a stopped or killed match loses only the game it was playing.
+
 Repeated games: a game whose moves are an earlier game's up to the board's eight symmetries, with
 the same engine as Black, is marked as a repeat (its SGF says of which game); the summary gives
 the win rate and mean margin over the distinct games as well, as NeuroGo's test protocol counts.
@@ -662,23 +666,80 @@ def progress(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def run_match(command_a, command_b, config, out_dir, referee_command=None, verbose=False):
+MATCH_FILE = "match.json"      # the match's engines, referee and settings, for --resume
+GAMES_FILE = "games.jsonl"     # a line per finished game: its result and moves, for --resume
+
+
+def _game_record(result, moves):
+    return json.dumps({**asdict(result), "move_list": [[colour, None if move is None else
+                                                        list(move)] for colour, move in moves]})
+
+
+def read_match(out_dir):
+    """The match in out_dir that --resume continues: (commands {"A", "B", "referee"}, MatchConfig,
+    finished games as [(GameResult, moves)]). A last line of games.jsonl cut short by a kill is
+    left out (that game is played again); raises MatchAborted for a folder that holds no match
+    or a damaged record, naming the file."""
+    match_path = os.path.join(out_dir, MATCH_FILE)
+    try:
+        with open(match_path) as stream:
+            match = json.load(stream)
+        commands = {label: match["engines"][label] for label in ("A", "B")}
+        commands["referee"] = match["referee"]
+        config = MatchConfig(**match["config"])
+    except FileNotFoundError:
+        raise MatchAborted(f"{out_dir} holds no match to resume ({MATCH_FILE} missing)") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise MatchAborted(f"{match_path} is damaged: {error!r}") from None
+    games_path = os.path.join(out_dir, GAMES_FILE)
+    finished = []
+    lines = open(games_path).read().split("\n") if os.path.exists(games_path) else []
+    complete = lines[:-1]          # written whole, each ended by its newline
+    for number, line in enumerate(complete, start=1):
+        try:
+            record = json.loads(line)
+            moves = [(colour, None if move is None else tuple(move))
+                     for colour, move in record.pop("move_list")]
+            result = GameResult(**record)
+        except (ValueError, KeyError, TypeError) as error:
+            raise MatchAborted(f"{games_path}, line {number}, is damaged: {error!r}") from None
+        if result.number != number:
+            raise MatchAborted(f"{games_path}, line {number}, holds game {result.number}")
+        finished.append((result, moves))
+    return commands, config, finished
+
+
+def run_match(command_a, command_b, config, out_dir, referee_command=None, verbose=False,
+              finished=()):
     """Play the match; write SGFs and summary.json into out_dir; return the summary dict.
+    finished: the games a resumed match has played ([(GameResult, moves)], read_match's); the
+    match goes on from the next game.
 
     Raises MatchAborted when an engine cannot be used at all.
     """
     os.makedirs(out_dir, exist_ok=True)
     summary_path = os.path.join(out_dir, "summary.json")
-    if os.path.exists(summary_path):
-        raise MatchAborted(f"{out_dir} already holds a match (summary.json); choose another --out")
+    games_path = os.path.join(out_dir, GAMES_FILE)
+    if not finished:
+        for name in ("summary.json", MATCH_FILE, GAMES_FILE):
+            if os.path.exists(os.path.join(out_dir, name)):
+                raise MatchAborted(f"{out_dir} already holds a match ({name}); choose another "
+                                   f"--out, or continue it with --resume {out_dir}")
+        _write_json(os.path.join(out_dir, MATCH_FILE), {
+            "engines": {"A": command_a, "B": command_b}, "referee": referee_command,
+            "config": asdict(config)})
+    with open(games_path, "w") as stream:     # drops a line cut short by a kill
+        stream.writelines(_game_record(result, moves) + "\n" for result, moves in finished)
     slots = {label: EngineSlot(label, command, config.startup_timeout,
                                os.path.join(out_dir, f"engine-{label}.stderr.log"), verbose)
              for label, command in (("A", command_a), ("B", command_b))}
     referee = (Referee(referee_command, config.referee_timeout,
                        os.path.join(out_dir, "referee.stderr.log"), verbose)
                if referee_command else None)
-    results = []
+    results = [result for result, _ in finished]
     first_of_key = {}       # symmetry_key -> the number of the first game with it
+    for result, moves in reversed(finished):
+        first_of_key[symmetry_key(result.black, moves, config.size)] = result.number
     interrupted = False
     try:
         # A command line that cannot start at all is a usage error, not a forfeit.
@@ -689,7 +750,7 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
                 raise MatchAborted(f"engine {slot.label} ({slot.command}) failed to start: "
                                    f"{error}") from error
         digits = len(str(config.games))
-        for number in range(1, config.games + 1):
+        for number in range(len(results) + 1, config.games + 1):
             a_is_black = not config.alternate or number % 2 == 1
             players = ({"b": slots["A"], "w": slots["B"]} if a_is_black
                        else {"b": slots["B"], "w": slots["A"]})
@@ -702,6 +763,8 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
                 result.duplicate_of = first
                 result.notes.append(f"repeats game {first} (up to rotation and mirroring)")
             write_sgf(os.path.join(out_dir, result.sgf), result, game.moves, config, slots)
+            with open(games_path, "a") as stream:
+                stream.write(_game_record(result, game.moves) + "\n")
             results.append(result)
             report_game(result, results, config)
     except KeyboardInterrupt:
@@ -713,12 +776,16 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
         if referee is not None:
             referee.close()
     summary = summarise(results, config, slots, referee_command, interrupted)
-    temporary = summary_path + ".tmp"
-    with open(temporary, "w") as stream:
-        json.dump(summary, stream, indent=2)
-        stream.write("\n")
-    os.replace(temporary, summary_path)
+    _write_json(summary_path, summary)
     return summary
+
+
+def _write_json(path, value):
+    temporary = path + ".tmp"
+    with open(temporary, "w") as stream:
+        json.dump(value, stream, indent=2)
+        stream.write("\n")
+    os.replace(temporary, path)
 
 
 def report_game(result, results, config):
@@ -739,35 +806,50 @@ def build_parser():
         description="Play games between two GTP engines; write SGFs and summary.json.",
         epilog='example: kosumi-match --engine-a "kosumi" --engine-b "gnugo --mode gtp '
                '--level 1 --chinese-rules" --games 100 --size 9 --komi 7 --out runs/vs-gnugo1')
-    parser.add_argument("--engine-a", "--black", dest="engine_a", required=True, metavar="CMD",
-                        help="command line of engine A (Black in the first game)")
-    parser.add_argument("--engine-b", "--white", dest="engine_b", required=True, metavar="CMD",
-                        help="command line of engine B (White in the first game)")
-    parser.add_argument("--games", type=number(int, minimum=1), default=10, help="games (default 10)")
-    parser.add_argument("--size", type=number(int, minimum=2, maximum=MAX_GTP_SIZE, what="board size"), default=9, help="board size (default 9)")
-    parser.add_argument("--komi", type=number(what="komi"), default=7.0, help="komi (default 7)")
-    parser.add_argument("--alternate", action=argparse.BooleanOptionalAction, default=True,
-                        help="swap colours every game (default on)")
-    parser.add_argument("--referee", metavar="CMD",
-                        help='GTP engine that scores finished games with final_score, e.g. '
-                             '"gnugo --mode gtp --chinese-rules"; default: the match tool '
-                             'scores by area')
-    parser.add_argument("--move-timeout", type=number(above=0), default=30.0, metavar="SECONDS",
-                        help="time limit for each command during a game; an engine that "
-                             "exceeds it forfeits and is restarted (default 30)")
-    parser.add_argument("--startup-timeout", type=number(above=0), default=60.0,
-                        metavar="SECONDS", help="time limit for an engine to start and answer "
-                                                "the handshake (default 60)")
-    parser.add_argument("--referee-timeout", type=number(above=0), default=120.0,
-                        metavar="SECONDS", help="time limit for each referee command "
-                                                "(default 120)")
-    parser.add_argument("--max-moves", type=number(int, minimum=1), metavar="N",
-                        help="end and score a game after N moves, passes included "
-                             "(default 4 x size x size)")
-    parser.add_argument("--superko", action=argparse.BooleanOptionalAction, default=True,
-                        help="positional superko (default on; off: simple ko only)")
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="directory for game-N.sgf, summary.json and engine stderr logs")
+    parser.match_settings = []    # their actions: a resumed match keeps its own (match.json)
+
+    def setting(*names, **options):
+        parser.match_settings.append(parser.add_argument(*names, **options))
+
+    setting("--engine-a", "--black", dest="engine_a", metavar="CMD",
+            help="command line of engine A (Black in the first game)")
+    setting("--engine-b", "--white", dest="engine_b", metavar="CMD",
+            help="command line of engine B (White in the first game)")
+    parser.add_argument("--games", type=number(int, minimum=1),
+                        help=f"games (default {MatchConfig.games}; with --resume, the match's "
+                             f"own, or more to extend it)")
+    setting("--size", type=number(int, minimum=2, maximum=MAX_GTP_SIZE, what="board size"),
+            default=9, help="board size (default 9)")
+    setting("--komi", type=number(what="komi"), default=7.0, help="komi (default 7)")
+    setting("--alternate", action=argparse.BooleanOptionalAction, default=True,
+            help="swap colours every game (default on)")
+    setting("--referee", metavar="CMD",
+            help='GTP engine that scores finished games with final_score, e.g. '
+                 '"gnugo --mode gtp --chinese-rules"; default: the match tool '
+                 'scores by area')
+    setting("--move-timeout", type=number(above=0), default=30.0, metavar="SECONDS",
+            help="time limit for each command during a game; an engine that "
+                 "exceeds it forfeits and is restarted (default 30)")
+    setting("--startup-timeout", type=number(above=0), default=60.0,
+            metavar="SECONDS", help="time limit for an engine to start and answer "
+                                    "the handshake (default 60)")
+    setting("--referee-timeout", type=number(above=0), default=120.0,
+            metavar="SECONDS", help="time limit for each referee command "
+                                    "(default 120)")
+    setting("--max-moves", type=number(int, minimum=1), metavar="N",
+            help="end and score a game after N moves, passes included "
+                 "(default 4 x size x size)")
+    setting("--superko", action=argparse.BooleanOptionalAction, default=True,
+            help="positional superko (default on; off: simple ko only)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", metavar="DIR",
+                       help="directory for game-N.sgf, summary.json and engine stderr logs "
+                            "(new or empty)")
+    where.add_argument("--resume", metavar="DIR",
+                       help="continue the match in DIR, stopped or killed, with its own engines "
+                            "and settings, from the game after its last finished one (the "
+                            "engines start afresh: one with a fixed --seed may repeat its "
+                            "first games, which the summary marks as repeats)")
     parser.add_argument("--verbose", action="store_true",
                         help="show the GTP traffic on stderr")
     return parser
@@ -779,16 +861,36 @@ def stop_on_sigterm(signal_number, frame):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, stop_on_sigterm)
-    config = MatchConfig(size=args.size, komi=args.komi, games=args.games,
-                         alternate=args.alternate, move_timeout=args.move_timeout,
-                         startup_timeout=args.startup_timeout,
-                         referee_timeout=args.referee_timeout, max_moves=args.max_moves,
-                         superko=args.superko)
     try:
-        summary = run_match(args.engine_a, args.engine_b, config, args.out, args.referee,
-                            args.verbose)
+        if args.resume:
+            given = [action.option_strings[0] for action in parser.match_settings
+                     if getattr(args, action.dest) != action.default]
+            if given:
+                parser.error(f"{', '.join(given)}: a resumed match keeps its own engines and "
+                             f"settings ({MATCH_FILE}); only --games and --verbose may be given")
+            commands, config, finished = read_match(args.resume)
+            if args.games is not None:
+                config.games = args.games
+            if len(finished) >= config.games:
+                raise MatchAborted(f"{args.resume} has played all {len(finished)} of its games; "
+                                   f"give --games N, more than {len(finished)}, to extend it")
+            progress(f"resuming {args.resume} after game {len(finished)} of {config.games}")
+            summary = run_match(commands["A"], commands["B"], config, args.resume,
+                                commands["referee"], args.verbose, finished)
+        else:
+            if not (args.engine_a and args.engine_b):
+                parser.error("--engine-a and --engine-b are required (or --resume DIR)")
+            config = MatchConfig(size=args.size, komi=args.komi,
+                                 games=args.games or MatchConfig.games,
+                                 alternate=args.alternate, move_timeout=args.move_timeout,
+                                 startup_timeout=args.startup_timeout,
+                                 referee_timeout=args.referee_timeout, max_moves=args.max_moves,
+                                 superko=args.superko)
+            summary = run_match(args.engine_a, args.engine_b, config, args.out, args.referee,
+                                args.verbose)
     except MatchAborted as error:
         print(f"kosumi-match: {error}", file=sys.stderr)
         return 1
