@@ -5,8 +5,8 @@ import pytest
 
 from engine.rules.board import BLACK, PASS, WHITE, Board, opponent
 from engine.nets.evaluator import (Evaluation, Evaluator, NetworkEvaluator, SoftSegEvaluator,
-                                   UniformEvaluator, load_evaluator)
-from engine.rules.game import GameState, Rules, area_score
+                                   SymmetricEvaluator, UniformEvaluator, load_evaluator)
+from engine.rules.game import GameState, Rules, area_score, symmetric_loc
 from engine.nets import weights as weight_files
 from engine.nets.weights import WeightFileError, new_network, save_weights
 
@@ -300,3 +300,41 @@ def test_load_evaluator_reads_a_weight_file(tmp_path, network, monkeypatch):
     monkeypatch.setattr(weight_files, "DEFAULT_WEIGHTS", tmp_path / "missing.npz")
     with pytest.raises(WeightFileError, match="missing.npz: file not found"):
         load_evaluator()
+
+
+def test_the_isn_is_symmetric_so_averaging_its_symmetries_changes_nothing(network):
+    evaluator = NetworkEvaluator(network)
+    averaged = SymmetricEvaluator(NetworkEvaluator(network), 8)
+    state = random_game(9, 25, seed=31)
+    moves, values = evaluator.successor_values(state)
+    averaged_moves, averaged_values = averaged.successor_values(state)
+    assert averaged_moves == moves
+    assert np.allclose(averaged_values, values, atol=1e-9)
+    plain, mean = evaluator.evaluate(state), averaged.evaluate(state)
+    assert mean.value == pytest.approx(plain.value, abs=1e-9)
+    assert np.allclose(mean.ownership, plain.ownership, atol=1e-9)
+
+
+def test_the_softseg_net_averaged_over_all_symmetries_gives_mirrored_games_one_value():
+    net = weight_files.new_softseg_network(seed=32, scale=0.5)
+    plain = SoftSegEvaluator(net)
+    averaged = SymmetricEvaluator(SoftSegEvaluator(net), 8)
+    state = random_game(7, 12, seed=33)
+    moves, values = averaged.successor_values(state)
+    _, plain_values = plain.successor_values(state)
+    assert not np.allclose(plain_values, values)        # the net alone tells directions apart
+    for symmetry in (1, 5, 6):
+        mirrored = state.transformed(symmetry)
+        mirrored_moves, mirrored_values = averaged.successor_values(mirrored)
+        value_of = dict(zip(mirrored_moves, mirrored_values))
+        assert np.allclose([value_of[symmetric_loc(m, 7, symmetry)] for m in moves], values)
+        assert averaged.evaluate(mirrored).value == pytest.approx(averaged.evaluate(state).value)
+    ownership = averaged.evaluate(state).ownership
+    back = averaged.evaluate(state.transformed(3)).ownership
+    assert np.allclose([back[symmetric_loc(p, 7, 3)] for p in state.board.points()],
+                       [ownership[p] for p in state.board.points()])
+    assert snapshot(state) == snapshot(random_game(7, 12, seed=33))    # the state is untouched
+    twin = averaged.twin()
+    assert twin.inner is not averaged.inner and twin.count == 8
+    with pytest.raises(ValueError, match="symmetries must be from 1 to 8"):
+        SymmetricEvaluator(plain, 9)

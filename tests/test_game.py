@@ -6,7 +6,8 @@ import pytest
 
 from conftest import load_board, vertex, vertices
 from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
-from engine.rules.game import GameState, Rules, fixed_handicap_points
+from engine.rules.game import (INVERSE_SYMMETRY, SYMMETRIES, GameState, Rules,
+                               fixed_handicap_points, symmetric_loc, symmetric_point)
 from engine.tools.gtp_client import find_gnugo
 
 
@@ -519,3 +520,62 @@ def test_place_handicap_refuses_bad_placements():
     with pytest.raises(ValueError, match="board not empty"):
         game.place_handicap(vertices("C3 G7", 9))
 
+
+
+# ---------------------------------------------------------------------- symmetries
+
+def test_symmetries_are_the_eight_of_the_square_and_each_has_its_inverse():
+    images = {symmetric_point(0, 1, 5, s) for s in range(SYMMETRIES)}
+    assert images == {(0, 1), (0, 3), (4, 1), (4, 3), (1, 0), (3, 0), (1, 4), (3, 4)}
+    for s in range(SYMMETRIES):
+        for row in range(5):
+            for col in range(5):
+                assert symmetric_point(*symmetric_point(row, col, 5, s), 5,
+                                       INVERSE_SYMMETRY[s]) == (row, col)
+    assert symmetric_loc(PASS, 9, 3) == PASS
+
+
+@pytest.mark.parametrize("symmetry", range(SYMMETRIES))
+def test_a_transformed_game_is_the_game_mirrored_ko_and_superko_included(symmetry):
+    game = game_from(TRIPLE_KO)
+    *first_five, last = TRIPLE_KO_CYCLE.split()
+    play(game, " ".join(first_five))
+    mirrored = game.transformed(symmetry)
+    mirrored.board.check_consistency()
+    assert mirrored.to_move == game.to_move and len(mirrored.history) == 5
+    expected = [[None] * 9 for _ in range(9)]
+    for row in range(9):
+        for col in range(9):
+            new_row, new_col = symmetric_point(row, col, 9, symmetry)
+            expected[new_row][new_col] = game.board.get(game.board.loc(row, col))
+    assert [[mirrored.board.get(mirrored.board.loc(r, c)) for c in range(9)]
+            for r in range(9)] == expected
+    assert mirrored.board.captures(BLACK) == game.board.captures(BLACK) == 3
+    # the superko refusal of the cycle's last move, and every other legal move, mirrored
+    assert sorted(mirrored.legal_moves()) == \
+        sorted(symmetric_loc(loc, 9, symmetry) for loc in game.legal_moves())
+    assert not mirrored.is_legal(symmetric_loc(vertex(last, 9), 9, symmetry))
+    assert str(game.transformed(symmetry).board) == str(mirrored.board)   # game unchanged
+
+
+def test_a_transformed_game_keeps_a_set_up_ko_and_a_handicap_placement():
+    board = load_board(KO_POSITION)
+    board.play(vertex("C4", 5), BLACK)           # the ko is in the starting position
+    ko = GameState.from_board(board, WHITE)
+    retake = vertex("B4", 5)
+    assert not ko.is_legal(retake)
+    for symmetry in range(SYMMETRIES):
+        mirrored = ko.transformed(symmetry)
+        assert mirrored.history == [] and mirrored.board.captures(BLACK) == 1
+        assert not mirrored.is_legal(symmetric_loc(retake, 5, symmetry))
+        assert sorted(mirrored.legal_moves()) == \
+            sorted(symmetric_loc(loc, 5, symmetry) for loc in ko.legal_moves())
+    handicap = GameState(9)
+    handicap.place_handicap(fixed_handicap_points(9, 3))
+    play(handicap, "E5")
+    mirrored = handicap.transformed(6)
+    assert mirrored.to_move == BLACK and len(mirrored.history) == 4
+    mirrored.undo()
+    assert mirrored.to_move == WHITE
+    assert sorted(mirrored.board.stones(BLACK)) == \
+        sorted(symmetric_loc(loc, 9, 6) for loc in fixed_handicap_points(9, 3))

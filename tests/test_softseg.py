@@ -2,6 +2,7 @@
 selection, the gradient, the rich signal, the evaluator, weight files and a tiny training run."""
 import itertools
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -817,3 +818,22 @@ def test_the_shipped_softseg_net_loads_and_plays_9x9_and_19x19():
         state = GameState(size)
         moves, values = evaluator.successor_values(state)
         assert len(moves) == size * size + 1 and np.all(np.isfinite(values))
+
+
+def test_the_1ply_player_can_average_the_net_over_the_boards_symmetries():
+    from engine.gtp.main import build_engine, build_parser
+    from engine.nets.evaluator import SymmetricEvaluator
+    engine = build_engine(build_parser().parse_args(["--seed", "1", "--symmetries", "8"]))
+    assert isinstance(engine.evaluator, SymmetricEvaluator) and engine.evaluator.count == 8
+    assert isinstance(engine.evaluator.inner, SoftSegEvaluator)
+    with GtpClient([sys.executable, str(REPO / "gtp_server.py"), "--symmetries", "8",
+                    "--seed", "2"]) as client:
+        client.send("boardsize 9")
+        client.send("clear_board")
+        client.send("play b e5")
+        move = client.send("genmove w")
+        assert move.lower() != "e5" and move.lower() != "resign"
+    refused = subprocess.run([sys.executable, str(REPO / "gtp_server.py"), "--symmetries", "8",
+                              "--search", "mcts"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert "--symmetries is for the 1-ply player" in refused.stderr

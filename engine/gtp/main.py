@@ -55,6 +55,11 @@ def build_parser():
     parser.add_argument("--capture-all-dead", action="store_true",
                         help="capture every dead opponent stone before passing; needed where "
                              "the board is counted as it stands (CGOS)")
+    parser.add_argument("--symmetries", type=int, default=1, choices=range(1, 9), metavar="N",
+                        help="1-ply play: average the net's values over N of the board's 8 "
+                             "rotations and reflections, at N times the cost (default: "
+                             "%(default)d). The soft-segmentation net tells directions apart; "
+                             "the ISN is symmetric already")
     search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts)")
     search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
                         help="move choice: 1ply = Boltzmann over the net's successor values "
@@ -149,7 +154,11 @@ def make_evaluator(args):
     from engine.nets.evaluator import load_evaluator
     from engine.nets.weights import DEFAULT_WEIGHTS, ISN_WEIGHTS
     if args.search == "1ply":
-        return load_evaluator(args.weights or DEFAULT_WEIGHTS)
+        evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS)
+        if args.symmetries > 1:
+            from engine.nets.evaluator import SymmetricEvaluator
+            evaluator = SymmetricEvaluator(evaluator, args.symmetries)
+        return evaluator
     if args.search_prior == "none":
         return load_evaluator(args.weights or ISN_WEIGHTS)
     from engine.play.search_player import load_prior_evaluator
@@ -198,7 +207,10 @@ def make_search_player(args, evaluator, seed, resign_threshold):
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.symmetries > 1 and args.search != "1ply":
+        parser.error("--symmetries is for the 1-ply player (--search 1ply)")
     try:
         configure_logging(args.log_level, args.log_file)
     except OSError as error:

@@ -12,7 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 import math
 
-from engine.rules.board import BLACK, EMPTY, PASS, WALL, WHITE, Board, IllegalMove, opponent
+from engine.rules.board import (BLACK, EMPTY, NO_LOC, PASS, WALL, WHITE, Board, IllegalMove,
+                                _board_from_state, opponent)
 
 __all__ = [
     "Rules", "GameState", "IllegalMove", "fixed_handicap_points", "area_score", "territory_score",
@@ -54,6 +55,36 @@ class Rules:
         real = isinstance(self.komi, (int, float)) and not isinstance(self.komi, bool)
         if not real or not math.isfinite(self.komi):
             raise ValueError(f"komi must be a finite number, not {self.komi!r}")
+
+
+SYMMETRIES = 8   # of the square board: 0 the identity, then rotations and reflections
+
+
+def symmetric_point(row, col, size, symmetry):
+    """(row, col) under symmetry 0..7 of the size x size board: bit 0 mirrors the columns, bit 1
+    the rows, and bit 2 then swaps rows and columns."""
+    if symmetry & 1:
+        col = size - 1 - col
+    if symmetry & 2:
+        row = size - 1 - row
+    return (col, row) if symmetry & 4 else (row, col)
+
+
+def _inverse_symmetry(symmetry):
+    return next(t for t in range(SYMMETRIES)
+                if symmetric_point(*symmetric_point(0, 1, 5, symmetry), 5, t) == (0, 1))
+
+
+INVERSE_SYMMETRY = tuple(_inverse_symmetry(s) for s in range(SYMMETRIES))
+
+
+def symmetric_loc(loc, size, symmetry):
+    """Board loc under symmetry 0..7 (symmetric_point); PASS stays PASS."""
+    if loc == PASS:
+        return PASS
+    stride = size + 2
+    row, col = symmetric_point(loc // stride - 1, loc % stride - 1, size, symmetry)
+    return (row + 1) * stride + col + 1
 
 
 def _check_colour(colour):
@@ -124,6 +155,7 @@ class GameState:
 
     def _start(self, board, to_move):
         self._initial_board = board.copy()
+        self._initial_to_move = to_move
         self.board = board
         self.to_move = to_move
         self.history = []
@@ -249,6 +281,7 @@ class GameState:
         other.size = self.size
         other.rules = self.rules
         other._initial_board = self._initial_board.copy()
+        other._initial_to_move = self._initial_to_move
         board = self._initial_board.copy()
         for colour, loc in self.history:
             # Every entry was legal when played; a suicide in it was allowed by the rules then.
@@ -262,6 +295,35 @@ class GameState:
         other._seen_stones = Counter(self._seen_stones)
         other._seen_situations = Counter(self._seen_situations)
         return other
+
+    def transformed(self, symmetry):
+        """This game under symmetry 0..7 of the board (symmetric_point): its starting position
+        (ko and prisoners included) and every move mapped, so that what is legal, ko and superko
+        are this game's, mirrored."""
+        size = self.size
+        _, (_, diagram, ko_loc, ko_colour, captures_black, captures_white) = \
+            self._initial_board.__reduce__()
+        rows = [line.split()[1:-1] for line in diagram.splitlines()[1:-1]]    # str(Board)
+        mapped = [["."] * size for _ in range(size)]
+        for row in range(size):
+            for col in range(size):
+                new_row, new_col = symmetric_point(row, col, size, symmetry)
+                mapped[new_row][new_col] = rows[row][col]
+        if ko_loc != NO_LOC:
+            ko_loc = symmetric_loc(ko_loc, size, symmetry)
+        board = _board_from_state(size, "\n".join("".join(row) for row in mapped), ko_loc,
+                                  ko_colour, captures_black, captures_white)
+        game = GameState.from_board(board, self._initial_to_move, self.rules)
+        handicap = 0       # a free placement's stones are recorded as one position at its end
+        while handicap < len(self._records) and self._records[handicap].recorded is None:
+            handicap += 1
+        if handicap:
+            handicap += 1
+            game.place_handicap([symmetric_loc(loc, size, symmetry)
+                                 for _, loc in self.history[:handicap]])
+        for colour, loc in self.history[handicap:]:
+            game.play(symmetric_loc(loc, size, symmetry), colour)
+        return game
 
     def seen_positions(self):
         """The stones hashes of every position of the game so far (positional superko's set)."""
