@@ -300,15 +300,12 @@ class GameState:
         """This game under symmetry 0..7 of the board (symmetric_point): its starting position
         (ko and prisoners included) and every move mapped, so that what is legal, ko and superko
         are this game's, mirrored."""
-        size = self.size
-        _, (_, diagram, ko_loc, ko_colour, captures_black, captures_white) = \
-            self._initial_board.__reduce__()
-        rows = [line.split()[1:-1] for line in diagram.splitlines()[1:-1]]    # str(Board)
+        size, start = self.size, self._initial_board
+        _, (_, _, ko_loc, ko_colour, captures_black, captures_white) = start.__reduce__()
         mapped = [["."] * size for _ in range(size)]
-        for row in range(size):
-            for col in range(size):
-                new_row, new_col = symmetric_point(row, col, size, symmetry)
-                mapped[new_row][new_col] = rows[row][col]
+        for loc in start.points():
+            row, col = symmetric_point(*start.row_col(loc), size, symmetry)
+            mapped[row][col] = {EMPTY: ".", BLACK: "X", WHITE: "O"}[start.get(loc)]
         if ko_loc != NO_LOC:
             ko_loc = symmetric_loc(ko_loc, size, symmetry)
         board = _board_from_state(size, "\n".join("".join(row) for row in mapped), ko_loc,

@@ -693,9 +693,11 @@ def read_match(out_dir):
         raise MatchAborted(f"{match_path} is damaged: {error!r}") from None
     games_path = os.path.join(out_dir, GAMES_FILE)
     finished = []
-    lines = open(games_path).read().split("\n") if os.path.exists(games_path) else []
-    complete = lines[:-1]          # written whole, each ended by its newline
-    for number, line in enumerate(complete, start=1):
+    lines = []
+    if os.path.exists(games_path):
+        with open(games_path) as stream:
+            lines = stream.read().split("\n")[:-1]     # each written whole ends with "\n"
+    for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
             moves = [(colour, None if move is None else tuple(move))
