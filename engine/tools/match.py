@@ -846,7 +846,7 @@ def build_parser():
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--out", metavar="DIR",
                        help="directory for game-N.sgf, summary.json and engine stderr logs "
-                            "(new or empty)")
+                            "(one that holds no match yet)")
     where.add_argument("--resume", metavar="DIR",
                        help="continue the match in DIR, stopped or killed, with its own engines "
                             "and settings, from the game after its last finished one (the "
