@@ -27,14 +27,15 @@ LABEL = re.compile(r"\((A|B)\)\s*$")
 
 
 def game_results(directory):
-    """(a_points, a_margin or None, resigned) per finished game of a match directory."""
+    """(a_points, a_margin or None, resigned, forfeited) per finished game of a match
+    directory; forfeited: ended by a forfeit (a crash, hang, illegal move or time loss)."""
     results = []
     for path in sorted(Path(directory).glob("game-*.sgf")):
         root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
         black = LABEL.search(root.get("PB")).group(1)
         result = root.get("RE") if root.has_property("RE") else ""
         if result in ("0", "Draw", "Jigo"):
-            results.append((0.5, 0.0, False))
+            results.append((0.5, 0.0, False, False))
             continue
         match = re.fullmatch(r"([BW])\+(.*)", result)
         if not match:
@@ -47,12 +48,17 @@ def game_results(directory):
             pass                                      # R (resignation), T (time), F (forfeit)
         results.append((1.0 if winner_is_a else 0.0,
                         None if margin is None else (margin if winner_is_a else -margin),
-                        match.group(2).startswith("R")))
+                        match.group(2).startswith("R"), match.group(2)[:1] in ("F", "T")))
     return results
 
 
-def row_summary(directories):
+def row_summary(directories, drop_forfeits=False):
+    """The row's counts; with drop_forfeits, games ended by a forfeit are left out (counted in
+    "forfeits" either way)."""
     games = [g for d in directories for g in game_results(d)]
+    forfeits = sum(g[3] for g in games)
+    if drop_forfeits:
+        games = [g for g in games if not g[3]]
     points = sum(g[0] for g in games)
     margins = [g[1] for g in games if g[1] is not None]
     low, high = wilson_interval(points, len(games)) if games else (0.0, 0.0)
@@ -60,18 +66,22 @@ def row_summary(directories):
             "draws": sum(g[0] == 0.5 for g in games), "points": points,
             "rate": points / len(games) if games else float("nan"), "low": low, "high": high,
             "mean_margin": sum(margins) / len(margins) if margins else float("nan"),
-            "scored": len(margins), "resignations": sum(g[2] for g in games)}
+            "scored": len(margins), "resignations": sum(g[2] for g in games),
+            "forfeits": forfeits}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--row", action="append", required=True, metavar="LABEL|X|DIRS")
     parser.add_argument("--plot", metavar="PNG", help="win rate against x, one line per label")
+    parser.add_argument("--drop-forfeits", action="store_true",
+                        help="leave out the games ended by a forfeit (e.g. an engine that "
+                             "crashed): they count as results by default, as in tournaments")
     args = parser.parse_args()
     rows = []
     for spec in args.row:
         label, x, dirs = spec.split("|")
-        summary = row_summary([d for d in dirs.split(",") if d])
+        summary = row_summary([d for d in dirs.split(",") if d], args.drop_forfeits)
         rows.append((label, float(x) if x else None, summary))
     print("| configuration | games | A wins / draws | win rate (95%) | mean margin (scored games) "
           "| resigned |")
@@ -81,6 +91,11 @@ def main():
         print(f"| {label} | {s['games']} | {s['wins']} / {s['draws']} | {100 * s['rate']:.1f}% "
               f"({100 * s['low']:.1f}–{100 * s['high']:.1f}%) | {margin} ({s['scored']}) "
               f"| {s['resignations']} |")
+    for label, _, s in rows:
+        if s["forfeits"]:
+            print(f"\n{label}: {s['forfeits']} game(s) ended by a forfeit, "
+                  f"{'left out' if args.drop_forfeits else 'counted above'} "
+                  f"(the SGFs' comments say who forfeited and why)")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
