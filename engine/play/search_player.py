@@ -46,6 +46,8 @@ RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulati
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
 FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
+LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on large boards, where
+                                     # they stand in for the net's prior (see SearchPlayer)
 
 
 def load_prior_evaluator(weights=None):
@@ -55,8 +57,6 @@ def load_prior_evaluator(weights=None):
     from engine.nets.evaluator import load_evaluator
     from engine.nets.weights import ISN_WEIGHTS
     return load_evaluator(weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
-LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on large boards, where
-                                     # they stand in for the net's prior (see SearchPlayer)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""argparse value types shared by kosumi's command lines (kosumi, kosumi-train, kosumi-match)."""
+"""argparse helpers shared by kosumi's command lines (kosumi, kosumi-train, kosumi-match)."""
 import argparse
 import math
 
@@ -33,3 +33,11 @@ def number(kind=float, *, minimum=None, maximum=None, above=None, finite=True, w
         return value
 
     return parse
+
+
+def options_given(actions, args):
+    """The options among argparse `actions` whose values in `args` are not their defaults (the
+    first spelling of each): what a command that takes its settings from a file (a resumed match,
+    a run started from a net) must refuse to be told again."""
+    return [action.option_strings[0] for action in actions
+            if getattr(args, action.dest) != action.default]

@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from sgfmill import boards, sgf
 from sgfmill.common import format_vertex, move_from_vertex, opponent_of
 
-from engine.tools.cli import number
+from engine.tools.cli import number, options_given
 from engine.tools.gtp_client import (GtpClient, GtpCommandError, GtpEngineCrashed, GtpEngineFailure,
                                GtpError, GtpTimeout)
 
@@ -868,8 +868,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
         if args.resume:
-            given = [action.option_strings[0] for action in parser.match_settings
-                     if getattr(args, action.dest) != action.default]
+            given = options_given(parser.match_settings, args)
             if given:
                 parser.error(f"{', '.join(given)}: a resumed match keeps its own engines and "
                              f"settings ({MATCH_FILE}); only --games and --verbose may be given")

@@ -91,7 +91,7 @@ from engine.nets import softseg
 from engine.training import td
 from engine.nets import weights as weight_files
 from engine.rules.board import BLACK, WHITE, opponent
-from engine.tools.cli import number
+from engine.tools.cli import number, options_given
 from engine.tools.gtp_client import find_gnugo
 from engine.training.selfplay import (PASS_RULES, PROCEDURES, SelfPlayConfig, play_game,
                                       play_softseg_game)
@@ -397,6 +397,11 @@ class Interrupted:
 
 # ------------------------------------------------------------------------------------ trainer
 
+def new_stats():
+    """A run's counters before its first game (checkpoints and weight metadata keep them)."""
+    return {"capped_games": 0, "superko_rejections": 0, "positions_trained": 0}
+
+
 @dataclasses.dataclass
 class StartingNet:
     """A net that kosumi-train wrote (a checkpoint's weights.npz, a shipped net), to start a new
@@ -426,8 +431,7 @@ class StartingNet:
             raise SystemExit(f"kosumi-train: {error}") from None
         except (ValueError, TypeError) as error:
             raise SystemExit(f"kosumi-train: {path}: cannot start a run from it: {error}") from None
-        stats = {"capped_games": 0, "superko_rejections": 0, "positions_trained": 0,
-                 **trainer.get("stats", {})}
+        stats = {**new_stats(), **trainer.get("stats", {})}
         return cls(path, network, settings, metadata["games_trained"], stats,
                    metadata["params_sha256"])
 
@@ -443,7 +447,7 @@ class Trainer:
         if rng_state is not None:
             self.rng.bit_generator.state = rng_state
         self.recent = collections.deque(recent or [], maxlen=settings.recent_games)
-        self.stats = stats or {"capped_games": 0, "superko_rejections": 0, "positions_trained": 0}
+        self.stats = stats or new_stats()
         self.shortcut_only = shortcut_mask(network)
         self.last_checkpoint = None
         self.eval_history = []
@@ -1326,9 +1330,8 @@ def main(argv=None):
     if args.from_weights is not None:
         if args.resume:
             parser.error("--from-weights starts a new run: give --run-dir, not --resume")
-        given = [action.option_strings[0] for action in parser.training_settings
-                 if action.dest not in FROM_WEIGHTS_SETTINGS and
-                 getattr(args, action.dest) != action.default]
+        given = options_given([action for action in parser.training_settings
+                               if action.dest not in FROM_WEIGHTS_SETTINGS], args)
         if given:
             parser.error(f"{', '.join(given)}: with --from-weights the training settings are "
                          f"the file's; only --learning-rate, --weight-decay and --seed may be given")
