@@ -12,13 +12,13 @@ import pytest
 from engine.scoring import deadstones
 from engine.rules.board import BLACK, PASS, WHITE, Board
 from engine.rules.coords import parse_vertex
-from engine.nets.evaluator import Evaluation, UniformEvaluator
+from engine.nets.evaluator import Evaluation, Evaluator, SymmetricEvaluator, UniformEvaluator
 from engine.rules.game import GameState, Rules
 from engine.play.player import (GAME_LENGTH_VALVE, PASS_MARGIN, RESIGN, RESIGN_STREAK, Player,
                            boltzmann, win_probability)
 
 
-class TableEvaluator:
+class TableEvaluator(Evaluator):
     """Successor values from a table {loc: value}; every other move gets `default`, pass gets
     `pass_value`. evaluate() returns `position_value` and the given ownership (zeros if None)."""
 
@@ -292,6 +292,26 @@ def test_an_instant_move_when_the_budget_is_below_the_usual_cost():
     assert evaluator.successor_calls == calls                 # nothing was evaluated
     assert state.is_legal(decision.move, BLACK)
     assert player.choose(state, BLACK, time_budget=60.0).reason == "boltzmann"
+
+
+def test_short_of_time_the_player_averages_fewer_symmetries_before_it_plays_instantly():
+    state = GameState(9, Rules(komi=7.0))
+    inner = TableEvaluator(default=1.0)
+    player = Player(SymmetricEvaluator(inner, 8), seed=1, resign_threshold=None)
+    assert player.choose(state, BLACK).reason == "boltzmann"
+    assert inner.successor_calls == 8
+    player.seconds_per_size[9] = 1.0               # a move costs about a second
+    assert player.choose(state, BLACK, time_budget=60.0).reason == "boltzmann"
+    assert inner.successor_calls == 16
+    player.seconds_per_size[9] = 1.0
+    decision = player.choose(state, BLACK, time_budget=1.0)   # half of twice the usual cost
+    assert decision.reason == "boltzmann" and inner.successor_calls == 20
+    player.seconds_per_size[9] = 1.0
+    assert player.choose(state, BLACK, time_budget=0.3).reason == "boltzmann"    # 1 of 8
+    assert inner.successor_calls == 21
+    player.seconds_per_size[9] = 1.0
+    assert player.choose(state, BLACK, time_budget=0.2).reason.startswith("instant move")
+    assert inner.successor_calls == 21
 
 
 # --- display winrate -------------------------------------------------------------------------------------

@@ -786,7 +786,7 @@ def test_the_engine_plays_1ply_with_the_softseg_net_and_searches_with_the_isn():
     from engine.nets.evaluator import NetworkEvaluator
     parser = build_parser()
     engine = build_engine(parser.parse_args(["--seed", "1"]))
-    assert isinstance(engine.evaluator, SoftSegEvaluator)
+    assert isinstance(engine.evaluator.inner, SoftSegEvaluator)     # averaged over symmetries
     assert engine.evaluator.metadata["params_sha256"] == \
         load_evaluator(REPO / "weights" / "softseg_9x9.npz").metadata["params_sha256"]
     assert isinstance(engine._searcher().evaluator, NetworkEvaluator)   # kosumi-search's prior
@@ -820,12 +820,21 @@ def test_the_shipped_softseg_net_loads_and_plays_9x9_and_19x19():
         assert len(moves) == size * size + 1 and np.all(np.isfinite(values))
 
 
-def test_the_1ply_player_can_average_the_net_over_the_boards_symmetries():
+def test_the_1ply_player_averages_the_net_over_the_boards_symmetries():
     from engine.gtp.main import build_engine, build_parser
-    from engine.nets.evaluator import SymmetricEvaluator
-    engine = build_engine(build_parser().parse_args(["--seed", "1", "--symmetries", "8"]))
-    assert isinstance(engine.evaluator, SymmetricEvaluator) and engine.evaluator.count == 8
-    assert isinstance(engine.evaluator.inner, SoftSegEvaluator)
+    from engine.nets.evaluator import NetworkEvaluator, SymmetricEvaluator
+    from engine.nets.weights import ISN_WEIGHTS
+
+    def evaluator(*options):
+        return build_engine(build_parser().parse_args(["--seed", "1", *options])).evaluator
+
+    # By default all eight for the softseg net, which tells directions apart; none for the ISN.
+    default = evaluator()
+    assert isinstance(default, SymmetricEvaluator) and default.count == 8
+    assert isinstance(default.inner, SoftSegEvaluator)
+    assert isinstance(evaluator("--symmetries", "1"), SoftSegEvaluator)
+    assert evaluator("--symmetries", "4").count == 4
+    assert isinstance(evaluator("--weights", str(ISN_WEIGHTS)), NetworkEvaluator)
     with GtpClient([sys.executable, str(REPO / "gtp_server.py"), "--symmetries", "8",
                     "--seed", "2"]) as client:
         client.send("boardsize 9")

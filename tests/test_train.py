@@ -398,6 +398,7 @@ def test_neurogo_protocol_plays_the_net_as_black_at_komi_5_5_and_counts_repeats_
     assert all(result["black"] == "A" for result in summary["results"])
     assert "--beta 1.51515" in summary["engines"]["A"]["command"]
     assert "--no-resign" in summary["engines"]["A"]["command"]
+    assert "--symmetries 1" in summary["engines"]["A"]["command"]    # the net alone, as NeuroGo
     assert "--beta" not in summary["engines"]["B"]["command"]
     out = train.plot_run(run_dir)
     assert out.stat().st_size > 1000

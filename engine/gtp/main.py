@@ -55,11 +55,11 @@ def build_parser():
     parser.add_argument("--capture-all-dead", action="store_true",
                         help="capture every dead opponent stone before passing; needed where "
                              "the board is counted as it stands (CGOS)")
-    parser.add_argument("--symmetries", type=int, default=1, choices=range(1, 9), metavar="N",
+    parser.add_argument("--symmetries", type=int, choices=range(1, 9), metavar="N",
                         help="1-ply play: average the net's values over N of the board's 8 "
-                             "rotations and reflections, at N times the cost (default: "
-                             "%(default)d). The soft-segmentation net tells directions apart; "
-                             "the ISN is symmetric already")
+                             "rotations and reflections, at N times the cost (default: 8 for a "
+                             "net that tells directions apart, the soft-segmentation net; 1 for "
+                             "the ISN, symmetric already). Short of time, fewer are used")
     search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts)")
     search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
                         help="move choice: 1ply = Boltzmann over the net's successor values "
@@ -153,11 +153,13 @@ def make_evaluator(args):
         return UniformEvaluator()
     from engine.nets.evaluator import load_evaluator
     from engine.nets.weights import DEFAULT_WEIGHTS, ISN_WEIGHTS
+    from engine.rules.game import SYMMETRIES
     if args.search == "1ply":
         evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS)
-        if args.symmetries > 1:
+        symmetries = args.symmetries or (SYMMETRIES if evaluator.tells_directions_apart else 1)
+        if symmetries > 1:
             from engine.nets.evaluator import SymmetricEvaluator
-            evaluator = SymmetricEvaluator(evaluator, args.symmetries)
+            evaluator = SymmetricEvaluator(evaluator, symmetries)
         return evaluator
     if args.search_prior == "none":
         return load_evaluator(args.weights or ISN_WEIGHTS)
@@ -209,7 +211,7 @@ def make_search_player(args, evaluator, seed, resign_threshold):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.symmetries > 1 and args.search != "1ply":
+    if (args.symmetries or 1) > 1 and args.search != "1ply":
         parser.error("--symmetries is for the 1-ply player (--search 1ply)")
     try:
         configure_logging(args.log_level, args.log_file)

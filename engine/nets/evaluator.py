@@ -61,6 +61,10 @@ class Evaluation:
 class Evaluator(ABC):
     """What every evaluator provides. Implementations must not change the state they are given."""
 
+    # True when a position and its mirror image can get different values: such an evaluator
+    # plays better averaged over the board's symmetries (SymmetricEvaluator).
+    tells_directions_apart = False
+
     @abstractmethod
     def evaluate(self, state) -> Evaluation:
         """Evaluation of state, value for state.to_move."""
@@ -76,6 +80,12 @@ class Evaluator(ABC):
         cache), so that another search thread can call it at the same time as this one. An
         evaluator that keeps nothing between calls is its own twin."""
         return self
+
+    def within(self, fraction):
+        """For time trouble: (a stand-in giving this evaluator's kind of values, the fraction of
+        this evaluator's cost it takes) where the stand-in costs at most `fraction` of it; None
+        when there is no cheaper one."""
+        return None
 
 
 def _komi_for(colour, komi):
@@ -237,6 +247,8 @@ class SoftSegEvaluator(Evaluator):
     so the value is the expected area margin (Chinese scoring), komi included. Evaluations are
     remembered by position (board, side to move) in a small LRU cache."""
 
+    tells_directions_apart = True     # a receptive-field weight per position in the 3x3 window
+
     def __init__(self, network, cache_size=DEFAULT_CACHE_SIZE, metadata=None):
         if cache_size < 1:
             raise ValueError(f"cache_size must be at least 1, not {cache_size}")
@@ -302,9 +314,21 @@ class SymmetricEvaluator(Evaluator):
         self.count = int(count)
         self.metadata = getattr(inner, "metadata", {})
         self._back = {}        # (size, symmetry) -> index array: a mirrored array, read back
+        self._fewer = {}       # count -> the same average over fewer symmetries (within)
 
     def twin(self):
         return SymmetricEvaluator(self.inner.twin(), self.count)
+
+    def within(self, fraction):
+        """Fewer symmetries: their cost is proportional to their count."""
+        count = min(self.count, int(self.count * fraction))
+        if count < 1:
+            return None
+        if count == self.count:
+            return self, 1.0
+        if count not in self._fewer:   # the inner net is shared: one thread calls either
+            self._fewer[count] = self.inner if count == 1 else SymmetricEvaluator(self.inner, count)
+        return self._fewer[count], count / self.count
 
     def _read_back(self, size, symmetry):
         """Index array: mirrored[index[loc]] is the value at loc of the unmirrored position."""

@@ -40,7 +40,8 @@ PASS_MARGIN = 0.5              # real gains are whole points; smaller difference
 RESIGN_STREAK = 3              # one bad evaluation is not enough to give up
 GAME_LENGTH_VALVE = 3          # after 3 x (board points) moves, passing is always allowed: a
                                # weak net must not be able to make a game endless
-EMERGENCY_FACTOR = 2.0         # play an instant move if the budget is under twice the usual cost
+EMERGENCY_FACTOR = 2.0         # under twice the usual cost in the budget: a cheaper evaluator
+                               # (fewer symmetries), or else an instant move
 
 
 @dataclass
@@ -153,13 +154,14 @@ class Player:
 
     # --- analysis -------------------------------------------------------------------------------
 
-    def analyse(self, state, colour, capture_mode=None, restriction=None):
-        """The 1-ply view for colour. A move that `restriction` (a MoveRestriction, see
-        engine/play/restriction.py) does not permit now is not a candidate."""
+    def analyse(self, state, colour, capture_mode=None, restriction=None, evaluator=None):
+        """The 1-ply view for colour, by the player's evaluator unless another is given. A move
+        that `restriction` (a MoveRestriction, see engine/play/restriction.py) does not permit
+        now is not a candidate."""
         if capture_mode is None:
             capture_mode = self.capture_all_dead
         state = state_for(state, colour)
-        moves, values = self.evaluator.successor_values(state)
+        moves, values = (evaluator or self.evaluator).successor_values(state)
         moves = list(moves)
         if not moves or moves[-1] != PASS:
             raise ValueError("the evaluator's successor_values must list PASS last")
@@ -189,20 +191,25 @@ class Player:
                 self.rng.bit_generator.state, self.hopeless_streak = saved
         size = state.size
         expected = self.seconds_per_size.get(size)
+        evaluator, cost = self.evaluator, 1.0
         if time_budget is not None and expected is not None and \
                 time_budget < EMERGENCY_FACTOR * expected:
-            return self._instant_move(state, colour, time_budget, restriction)
+            cheaper = self.evaluator.within(time_budget / (EMERGENCY_FACTOR * expected))
+            if cheaper is None:
+                return self._instant_move(state, colour, time_budget, restriction)
+            evaluator, cost = cheaper
         started = time.perf_counter()
         capture_mode = cleanup or self.capture_all_dead
-        analysis = self.analyse(state, colour, capture_mode, restriction)
+        analysis = self.analyse(state, colour, capture_mode, restriction, evaluator)
         decision = self._decide(state, colour, analysis, cleanup, capture_mode)
         if restriction and decision.move == PASS and not restriction.permits(colour, PASS):
             decision = self._permitted_move_instead_of_pass(analysis, decision)
         elapsed = time.perf_counter() - started
-        previous = self.seconds_per_size.get(size, elapsed)
-        self.seconds_per_size[size] = max(elapsed, 0.8 * previous + 0.2 * elapsed)
-        log.debug("%s: %s (%s) in %.3fs", "BW"[colour - 1], move_text(decision.move, size),
-                  decision.reason, elapsed)
+        full_cost = elapsed / cost      # what the player's own evaluator would have taken
+        previous = self.seconds_per_size.get(size, full_cost)
+        self.seconds_per_size[size] = max(full_cost, 0.8 * previous + 0.2 * full_cost)
+        log.debug("%s: %s (%s) in %.3fs%s", "BW"[colour - 1], move_text(decision.move, size),
+                  decision.reason, elapsed, "" if cost == 1.0 else f" at {cost:g} of the cost")
         return decision
 
     def _decide(self, state, colour, analysis, cleanup, capture_mode):

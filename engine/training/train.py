@@ -749,8 +749,9 @@ def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=
         shutil.rmtree(out_dir)
     if neurogo:
         config = MatchConfig(size=settings.size, komi=NEUROGO_KOMI, games=games, alternate=False)
-        # every game played out: the average score is over all of them, as the paper's
-        player_options = ["--beta", repr(NEUROGO_BETA), "--no-resign"]
+        # every game played out: the average score is over all of them, as the paper's; the
+        # net alone, as the paper played it
+        player_options = ["--beta", repr(NEUROGO_BETA), "--no-resign", "--symmetries", "1"]
     else:
         config = MatchConfig(size=settings.size, komi=settings.komi, games=games)
         player_options = []
