@@ -298,20 +298,22 @@ def test_short_of_time_the_player_averages_fewer_symmetries_before_it_plays_inst
     state = GameState(9, Rules(komi=7.0))
     inner = TableEvaluator(default=1.0)
     player = Player(SymmetricEvaluator(inner, 8), seed=1, resign_threshold=None)
+    assert player.choose(state, BLACK, time_budget=60.0).reason == "boltzmann"
+    assert inner.successor_calls == 1          # the cost unknown yet: timed on one symmetry
     assert player.choose(state, BLACK).reason == "boltzmann"
-    assert inner.successor_calls == 8
+    assert inner.successor_calls == 9
     player.seconds_per_size[9] = 1.0               # a move costs about a second
     assert player.choose(state, BLACK, time_budget=60.0).reason == "boltzmann"
-    assert inner.successor_calls == 16
+    assert inner.successor_calls == 17
     player.seconds_per_size[9] = 1.0
     decision = player.choose(state, BLACK, time_budget=1.0)   # half of twice the usual cost
-    assert decision.reason == "boltzmann" and inner.successor_calls == 20
+    assert decision.reason == "boltzmann" and inner.successor_calls == 21
     player.seconds_per_size[9] = 1.0
     assert player.choose(state, BLACK, time_budget=0.3).reason == "boltzmann"    # 1 of 8
-    assert inner.successor_calls == 21
+    assert inner.successor_calls == 22
     player.seconds_per_size[9] = 1.0
     assert player.choose(state, BLACK, time_budget=0.2).reason.startswith("instant move")
-    assert inner.successor_calls == 21
+    assert inner.successor_calls == 22
 
 
 # --- display winrate -------------------------------------------------------------------------------------

@@ -82,10 +82,10 @@ class Evaluator(ABC):
         return self
 
     def within(self, fraction):
-        """For time trouble: (a stand-in giving this evaluator's kind of values, the fraction of
-        this evaluator's cost it takes) where the stand-in costs at most `fraction` of it; None
-        when there is no cheaper one."""
-        return None
+        """For time trouble: (a stand-in giving this evaluator's kind of values, the share of
+        this evaluator's cost it takes), the best that costs at most `fraction` of it, else the
+        cheapest there is."""
+        return self, 1.0
 
 
 def _komi_for(colour, komi):
@@ -321,9 +321,7 @@ class SymmetricEvaluator(Evaluator):
 
     def within(self, fraction):
         """Fewer symmetries: their cost is proportional to their count."""
-        count = min(self.count, int(self.count * fraction))
-        if count < 1:
-            return None
+        count = max(1, min(self.count, int(self.count * fraction)))
         if count == self.count:
             return self, 1.0
         if count not in self._fewer:   # the inner net is shared: one thread calls either

@@ -192,12 +192,13 @@ class Player:
         size = state.size
         expected = self.seconds_per_size.get(size)
         evaluator, cost = self.evaluator, 1.0
-        if time_budget is not None and expected is not None and \
-                time_budget < EMERGENCY_FACTOR * expected:
-            cheaper = self.evaluator.within(time_budget / (EMERGENCY_FACTOR * expected))
-            if cheaper is None:
-                return self._instant_move(state, colour, time_budget, restriction)
-            evaluator, cost = cheaper
+        if time_budget is not None:
+            # an unknown cost is timed on the cheapest stand-in (fewer symmetries)
+            fraction = 0.0 if expected is None else time_budget / (EMERGENCY_FACTOR * expected)
+            if fraction < 1:
+                evaluator, cost = self.evaluator.within(fraction)
+                if cost > fraction and expected is not None:
+                    return self._instant_move(state, colour, time_budget, restriction)
         started = time.perf_counter()
         capture_mode = cleanup or self.capture_all_dead
         analysis = self.analyse(state, colour, capture_mode, restriction, evaluator)
