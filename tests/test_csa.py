@@ -300,6 +300,84 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
     assert not csa.CsaResult(features, coin_flip, [], 0.0, 0.0).uncertain
 
 
+def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_away():
+    board = load_board("""
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+        . . X O .
+    """)
+    features = csa.BoardFeatures(board)
+    steady = [np.array([0.95, 0.9])]
+    assert not csa.CsaResult(features, steady, [], -0.5, -0.5).search_disagrees   # not reviewed
+    near = csa.CsaResult(features, steady, [], -0.5, -0.5, -0.5 + csa.REVIEW_GAP)
+    assert not near.search_disagrees and not near.doubtful
+    far = csa.CsaResult(features, steady, [], -0.5, -0.5, -0.5 - csa.REVIEW_GAP - 1)
+    assert far.search_disagrees and far.doubtful
+
+
+def test_the_search_counts_a_settled_board_as_its_area():
+    board = load_board("""
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+        . . X O . . . . .
+    """)
+    assert csa.search_count(board, 7) == 27 - 54 - 7
+
+
+# Two held-out boards (scoredata seed 2, games 211 and 10: GNU Go's play-out gave W+88 and B+8)
+# that the shipped classifier counts wrong.
+CRUSHED = """
+    O O O O . O O O O
+    X X X O O X X X .
+    . . X X O O X X X
+    . . X O O . O O X
+    X X X O . O . O X
+    X X X O O O O X X
+    X X X O X X X . X
+    X O X O X X X X X
+    O O O O O O O O O
+"""
+UNSETTLED_CORNER = """
+    . . X X O O . . .
+    . . X O O . . . .
+    X X X X X O O O .
+    X O O O X X X O O
+    O . . O O X . X O
+    . O . O X . X . X
+    . . O O X X . . .
+    O . O X . X . . .
+    . O X X X . . . .
+"""
+
+
+def test_the_search_reads_a_crushed_board_the_classifier_gets_wrong():
+    board = load_board(CRUSHED)
+    result = csa.analyse(board, 7, csa.classifier_for(9), review=True)
+    assert result.flood_fill_score != -88
+    assert abs(result.search_score - -88) <= 2          # the play-out's count, to a point or two
+    assert result.search_disagrees and result.doubtful
+
+
+def test_the_search_review_flags_a_wrong_count_the_other_checks_miss():
+    board = load_board(UNSETTLED_CORNER)
+    unreviewed = csa.analyse(board, 7, csa.classifier_for(9))
+    assert unreviewed.flood_fill_score != 8 and not unreviewed.doubtful
+    reviewed = csa.analyse(board, 7, csa.classifier_for(9), review=True)
+    assert reviewed.flood_fill_score == unreviewed.flood_fill_score     # the count stays CSA*'s
+    assert reviewed.search_disagrees and reviewed.doubtful
+    state = GameState.from_board(board, rules=Rules(komi=7))
+    assert not deadstones.assess(state).doubtful
+    assert deadstones.assess(state, review=True).doubtful
+
+
 # --- the shipped classifier on classic final positions -------------------------------------------------
 
 def assessed(diagram, komi=0.5):
@@ -469,7 +547,7 @@ def test_the_cascade_improves_on_direct_classification_on_a_fixed_set():
     from engine.training.csatrain import evaluate
     records = [json.loads(line) for line in FIXED_SET.read_text().splitlines() if line.strip()]
     classifier = csa.classifier_for(9)
-    rows = evaluate(records, classifier)["rows"]
+    rows = evaluate(records, classifier, review=False)["rows"]
     direct = rows["CSA* direct"]["exact"]
     last = rows[f"CSA* step {len(classifier.steps)}"]["exact"]
     assert last > direct

@@ -722,7 +722,7 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("final_score")
     def cmd_final_score(self):
         """Score with dead stones removed (Benson, then CSA*, the learned classifier): B+n, W+n or 0."""
-        assessment = deadstones.assess(self.state, self.evaluator)
+        assessment = deadstones.assess(self.state, self.evaluator, review=True)
         score = deadstones.format_score(deadstones.score(self.state, assessment.dead))
         if assessment.doubtful:
             # On stderr, which GoGui's shell shows: the reply itself has no room for it.

@@ -9,7 +9,9 @@ depending on the previous step's predictions. `Classifier` is the cascade of one
 tanh MLPs, read from a versioned .npz. `score_by_flood_fill()` / `score_by_distance()` count the
 board with the dead blocks taken off; when they differ the board is doubtful (the paper's
 check), and so it is when a block's final prediction is far from certain or when the cascade's
-steps disagree on a block (ours).
+steps disagree on a block (ours). `analyse(..., review=True)` also asks a tree search for a
+second opinion (`search_count()`, the "local search" the paper proposes for the positions its
+classifier gets wrong): a board whose count the search expects far from CSA*'s is doubtful too.
 
 A block's prediction is the probability that it is alive. Benson's pass-alive blocks are alive
 and blocks standing in the other colour's pass-alive safe region dead, whatever the net says.
@@ -51,6 +53,7 @@ from engine.rules.board import BLACK, EMPTY, WALL, WHITE
 from engine.nets.weights import read_npz, shipped_weights_path
 from engine.rules.game import connected_parts, pass_alive
 from engine.search.playout import mean_ownership
+from engine.search.tree import TreeSearch
 
 FEATURE_VERSION = 3        # 2: inputs squashed by sign(x) log(1 + |x|); 3: playout ownership
 FORMAT_NAME = "kosumi-csa"
@@ -60,7 +63,11 @@ ALIVE_THRESHOLD = 0.5      # predicted probability of life at or above which a b
 NAKADE_LIMIT = 3           # capturing 3+ stones and the filling one leaves 4+ points, mostly two eyes;
                            # 2 stones leave a killable three-point eye (the nakade of a semeai)
 DOUBT_BAND = 0.2           # a block predicted between 0.2 and 0.8 makes the board doubtful
-DOUBT_REASONS = "its counts by flood fill and by distance differ, or it is unsure of a block"
+DOUBT_REASONS = ("its counts by flood fill and by distance differ, it is unsure of a block, or a "
+                 "tree search expects another count")
+REVIEW_SIMULATIONS = 3000  # per colour to move: 0.2 s on 9x9, about 1 s on 19x19 (BENCHMARKS.md)
+REVIEW_GAP = 10            # points between CSA*'s count and the search's that make a board doubtful
+REVIEW_SEED = 1            # fixed: the same board always gets the same review
 OWNERSHIP_PLAYOUTS = 128   # a mean within about 0.1; 1-2 ms on 9x9, 5-6 ms on 19x19
 OWNERSHIP_SEED = 1         # fixed: the same board always gets the same features
 
@@ -814,6 +821,7 @@ class CsaResult:
     dead_blocks: list             # indices of blocks taken off (after the last step)
     flood_fill_score: float
     distance_score: float
+    search_score: float = None    # search_count() of the board when analysed with review=True
 
     @property
     def counts_differ(self):
@@ -845,8 +853,15 @@ class CsaResult:
                 if not self.features.pass_alive[b] and not self.features.in_safe_region[b]]
 
     @property
+    def search_disagrees(self):
+        """The tree search's count is more than REVIEW_GAP points from CSA*'s (ours: it reads
+        the races and eye shapes whose outcome the block features cannot see)."""
+        return self.search_score is not None and \
+            abs(self.search_score - self.flood_fill_score) > REVIEW_GAP
+
+    @property
     def doubtful(self):
-        return self.counts_differ or self.uncertain or self.changed_mind
+        return self.counts_differ or self.uncertain or self.changed_mind or self.search_disagrees
 
     @property
     def dead_stones(self):
@@ -932,15 +947,35 @@ def predict_steps(features, classifier, steps=None):
     return results
 
 
-def analyse(board, komi, classifier, steps=None):
-    """CSA* on a finished board: predictions, dead blocks, both scores (komi included)."""
+def analyse(board, komi, classifier, steps=None, review=False):
+    """CSA* on a finished board: predictions, dead blocks, both scores (komi included), and with
+    review the tree search's count (search_count: it takes far longer than the rest, so the
+    pass decisions go without it)."""
     features = BoardFeatures(board)
     step_predictions = predict_steps(features, classifier, steps)
     final = step_predictions[-1] if step_predictions else np.zeros(0)
     dead = dead_blocks_from(features, final)
     stones = [s for b in dead for s in features.blocks[b].stones]
     return CsaResult(features, step_predictions, dead, score_by_flood_fill(board, komi, stones),
-                     score_by_distance(board, komi, stones))
+                     score_by_distance(board, komi, stones),
+                     search_count(board, komi) if review else None)
+
+
+def search_count(board, komi, simulations=REVIEW_SIMULATIONS, seed=REVIEW_SEED):
+    """The area count (komi included) a tree search expects from a finished board: every point
+    goes to the colour that owns it at the end of most of the search's simulations, averaged
+    over two searches, one with each colour to move (the board does not say whose turn it is,
+    and an unsettled race goes to the side that moves first). The search plays on past passes
+    and sees no net: its playouts take dead stones off and its tree reads what the playouts get
+    wrong."""
+    counts = []
+    for colour in (BLACK, WHITE):
+        tree = TreeSearch(board.size, komi, seed=seed)
+        tree.set_root(board, colour, (board.hash,))
+        tree.run(simulations, stop_early=False)
+        ownership = tree.ownership()
+        counts.append(sum(np.sign(ownership[p]) for p in board.points()) - komi)
+    return float(np.mean(counts))
 
 
 # ---------------------------------------------------------------------- shipped classifiers

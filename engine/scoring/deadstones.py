@@ -8,7 +8,8 @@ removed, `format_score()` writes the GTP result.
    other colour's pass-alive safe region is dead. Both are certain and CSA* never overrides them.
 2. Every other chain: CSA*'s probability of life after its last cascade step; below 0.5 dead.
 The assessment carries CSA*'s doubtful flag (the flood-fill and distance counts differ: open
-regions are still unsettled; or some block's probability of life is far from certain). `assess_by_ownership()` is the scorer CSA* replaced (the network's
+regions are still unsettled; some block's probability of life is far from certain; or, when
+asked to review, a tree search from the board expects a count far from CSA*'s). `assess_by_ownership()` is the scorer CSA* replaced (the network's
 predicted ownership, then a board check), kept for comparison in the benchmarks:
 - the mean predicted ownership of the chain's stones, seen from the chain's colour (+1 = its
   own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
@@ -42,7 +43,8 @@ class Chain:
 @dataclass
 class Assessment:
     chains: list = field(default_factory=list)
-    doubtful: bool = False   # CSA*: the counts by flood fill and distance differ, or a block is unsure
+    doubtful: bool = False   # CSA*: the counts by flood fill and distance differ, a block is unsure,
+                             # or (reviewed) a tree search expects another count
 
     def stones(self, status):
         return {p for chain in self.chains if chain.status == status for p in chain.stones}
@@ -67,13 +69,15 @@ def all_chains(board):
     return chains
 
 
-def assess(state, evaluator=None, ownership=None, classifier=None):
+def assess(state, evaluator=None, ownership=None, classifier=None, review=False):
     """CSA*'s assessment of every chain of state's board. `evaluator` and `ownership` are
     accepted for the callers' sake and not used: CSA* reads the board only. `classifier`
-    defaults to the shipped one for the board size (csa.classifier_for)."""
+    defaults to the shipped one for the board size (csa.classifier_for). `review`: a tree
+    search's count also decides whether the assessment is doubtful (csa.search_count: a fifth
+    of a second on 9x9, for a reported score, not for every pass decision)."""
     board = state.board
     classifier = classifier or csa.classifier_for(board.size)
-    result = csa.analyse(board, state.rules.komi, classifier)
+    result = csa.analyse(board, state.rules.komi, classifier, review=review)
     features = result.features
     final = result.step_predictions[-1] if result.step_predictions else []
     dead = set(result.dead_blocks)

@@ -419,7 +419,7 @@ def classifier_dead_stones(game):
     board = Board(size)
     for colour, point in game.board.board.list_occupied_points():
         board.play(from_sgfmill(point, size), BLACK if colour == "b" else WHITE)
-    result = csa.analyse(board, game.config.komi, csa.classifier_for(size))
+    result = csa.analyse(board, game.config.komi, csa.classifier_for(size), review=True)
     doubt = (f"CSA*'s count is doubtful ({csa.DOUBT_REASONS}): check the dead stones"
              if result.doubtful else None)
     return {to_sgfmill(p, size) for p in result.dead_stones}, doubt

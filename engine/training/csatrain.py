@@ -200,9 +200,10 @@ def _sign(value):
     return (value > 1e-9) - (value < -1e-9)
 
 
-def evaluate(records, classifier, ownership_evaluator=None):
+def evaluate(records, classifier, ownership_evaluator=None, review=True):
     """Per scorer: boards, exactly right, right winner; and for CSA*'s last step how many wrong
-    boards were flagged doubtful. Returns a dict of rows."""
+    boards were flagged doubtful, with the tree search's review (csa.search_count) unless
+    review is False. Returns a dict of rows."""
     rows = {}
 
     def tally(name, predicted, truth):
@@ -213,6 +214,7 @@ def evaluate(records, classifier, ownership_evaluator=None):
         return abs(predicted - truth) < 1e-9
 
     flagged_wrong = wrong = flagged_right = counts_wrong = counts_right = 0
+    search_wrong = search_right = 0
     hard = []
     for e in examples(records):
         truth = e.record["score"]
@@ -226,16 +228,19 @@ def evaluate(records, classifier, ownership_evaluator=None):
             right = tally(name, flood, truth)
             if k == len(step_predictions) - 1:
                 result = csa.CsaResult(e.features, step_predictions, dead, flood,
-                                       csa.score_by_distance(e.board, komi, stones))
+                                       csa.score_by_distance(e.board, komi, stones),
+                                       csa.search_count(e.board, komi) if review else None)
                 doubtful = result.doubtful
                 if not right:
                     wrong += 1
                     flagged_wrong += doubtful
                     counts_wrong += result.counts_differ
+                    search_wrong += result.search_disagrees
                     hard.append((e.record.get("index"), truth, flood, doubtful))
                 else:
                     flagged_right += doubtful
                     counts_right += result.counts_differ
+                    search_right += result.search_disagrees
         tally("GNU Go 3.8 final_score", _parse_result(e.record["gnugo_score"]), truth)
         if ownership_evaluator is not None:
             from engine.rules.game import GameState, Rules
@@ -245,10 +250,11 @@ def evaluate(records, classifier, ownership_evaluator=None):
             tally("network ownership (replaced)", deadstones.score(state, dead), truth)
     return {"rows": rows, "wrong": wrong, "flagged_wrong": flagged_wrong,
             "flagged_right": flagged_right, "counts_wrong": counts_wrong,
-            "counts_right": counts_right, "hard": hard}
+            "counts_right": counts_right, "search_wrong": search_wrong,
+            "search_right": search_right, "hard": hard}
 
 
-def evaluate_files(paths, weights=None, ownership=False):
+def evaluate_files(paths, weights=None, ownership=False, review=True):
     from engine.training.scoredata import read_records
     records = [r for path in paths for r in read_records(path) if not r.get("abandoned")]
     sizes = {r["size"] for r in records}
@@ -258,7 +264,7 @@ def evaluate_files(paths, weights=None, ownership=False):
         from engine.nets.evaluator import load_evaluator
         from engine.nets.weights import ISN_WEIGHTS
         evaluator = load_evaluator(ISN_WEIGHTS)   # the net BENCHMARKS' ownership rows used
-    result = evaluate(records, classifier, evaluator)
+    result = evaluate(records, classifier, evaluator, review)
     print(f"{len(records)} boards ({', '.join(str(s) for s in sorted(sizes))}), from "
           f"{', '.join(map(str, paths))}")
     print("| scorer | exactly right | right winner |")
@@ -267,13 +273,19 @@ def evaluate_files(paths, weights=None, ownership=False):
         n = row["boards"]
         print(f"| {name} | {row['exact']}/{n} ({100 * row['exact'] / n:.1f}%) | "
               f"{row['winner']}/{n} ({100 * row['winner'] / n:.1f}%) |")
-    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, or the "
-          f"cascade's steps disagree on a block): "
+    search_check = (f", or the tree search counts more than {csa.REVIEW_GAP:g} points away"
+                    if review else "")
+    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, the "
+          f"cascade's steps disagree on a block{search_check}): "
           f"{result['flagged_wrong']} of {result['wrong']} wrong boards flagged; "
           f"{result['flagged_right']} right boards flagged too")
     print(f"  the paper's check alone (flood fill and distance differ): "
           f"{result['counts_wrong']} of {result['wrong']} wrong boards, "
           f"{result['counts_right']} right boards")
+    if review:
+        print(f"  the tree search's check alone (csa.search_count, {csa.REVIEW_SIMULATIONS} "
+              f"simulations with each colour to move): {result['search_wrong']} of "
+              f"{result['wrong']} wrong boards, {result['search_right']} right boards")
     for index, truth, flood, doubtful in result["hard"][:20]:
         print(f"  wrong: game {index}: true {truth:+g}, CSA* {flood:+g}"
               f"{' (doubtful)' if doubtful else ''}")

@@ -342,6 +342,9 @@ def main(argv=None):
     evaluate_parser.add_argument("--weights", default=None)
     evaluate_parser.add_argument("--ownership", action="store_true",
                                  help="also the network-ownership scorer CSA* replaced")
+    evaluate_parser.add_argument("--no-review", action="store_true",
+                                 help="flag doubtful boards without the tree search's count "
+                                      "(faster: about 0.3 s a 9x9 board, 2 s a 19x19 one)")
     args = parser.parse_args(argv)
     if args.command == "generate":
         if find_gnugo() is None and args.gnugo is None:
@@ -360,7 +363,8 @@ def main(argv=None):
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
                          epochs=args.epochs, seed=args.seed, blocks=args.blocks)
     else:
-        evaluate_files(args.data, args.weights, ownership=args.ownership)
+        evaluate_files(args.data, args.weights, ownership=args.ownership,
+                       review=not args.no_review)
     return 0
 
 
