@@ -265,14 +265,17 @@ def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_
     assert csa.score_by_distance(lopsided, 0) > 0
 
 
+TWO_WALLS = """
+    . . X O .
+    . . X O .
+    . . X O .
+    . . X O .
+    . . X O .
+"""
+
+
 def test_the_board_is_doubtful_when_the_cascade_steps_disagree_on_a_block():
-    board = load_board("""
-        . . X O .
-        . . X O .
-        . . X O .
-        . . X O .
-        . . X O .
-    """)
+    board = load_board(TWO_WALLS)
     features = csa.BoardFeatures(board)
     steady = [np.array([0.95, 0.9]), np.array([0.97, 0.92])]
     result = csa.CsaResult(features, steady, [], -0.5, -0.5)
@@ -301,13 +304,7 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
 
 
 def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_away():
-    board = load_board("""
-        . . X O .
-        . . X O .
-        . . X O .
-        . . X O .
-        . . X O .
-    """)
+    board = load_board(TWO_WALLS)
     features = csa.BoardFeatures(board)
     steady = [np.array([0.95, 0.9])]
     assert not csa.CsaResult(features, steady, [], -0.5, -0.5).search_disagrees   # not reviewed
