@@ -65,7 +65,7 @@ NAKADE_LIMIT = 3           # capturing 3+ stones and the filling one leaves 4+ p
 DOUBT_BAND = 0.2           # a block predicted between 0.2 and 0.8 makes the board doubtful
 DOUBT_REASONS = ("its counts by flood fill and by distance differ, it is unsure of a block, or a "
                  "tree search expects another count")
-REVIEW_SIMULATIONS = 3000  # per colour to move: 0.17 s a 9x9 board, 0.7 s a 19x19 one (BENCHMARKS.md)
+REVIEW_SIMULATIONS = 3000  # per colour to move: 0.17 s a 9x9 board, 0.7 s a 19x19 one
 REVIEW_GAP = 10            # points between CSA*'s count and the search's that make a board doubtful
 REVIEW_SEED = 1            # fixed: the same board always gets the same review
 OWNERSHIP_PLAYOUTS = 128   # a mean within about 0.1; 1-2 ms on 9x9, 5-6 ms on 19x19

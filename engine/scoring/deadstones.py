@@ -9,8 +9,9 @@ removed, `format_score()` writes the GTP result.
 2. Every other chain: CSA*'s probability of life after its last cascade step; below 0.5 dead.
 The assessment carries CSA*'s doubtful flag (the flood-fill and distance counts differ: open
 regions are still unsettled; some block's probability of life is far from certain; or, when
-asked to review, a tree search from the board expects a count far from CSA*'s). `assess_by_ownership()` is the scorer CSA* replaced (the network's
-predicted ownership, then a board check), kept for comparison in the benchmarks:
+asked to review, a tree search from the board expects a count far from CSA*'s).
+`assess_by_ownership()` is the scorer CSA* replaced (the network's predicted ownership, then a
+board check), kept for comparison in the benchmarks:
 - the mean predicted ownership of the chain's stones, seen from the chain's colour (+1 = its
   own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
 - doubtful chains (in between) are read on the board: a chain with one or two liberties that
@@ -43,7 +44,7 @@ class Chain:
 @dataclass
 class Assessment:
     chains: list = field(default_factory=list)
-    doubtful: bool = False   # CSA*: the counts by flood fill and distance differ, a block is unsure,
+    doubtful: bool = False   # CSA*: flood fill and distance counts differ, a block is unsure,
                              # or (reviewed) a tree search expects another count
 
     def stones(self, status):

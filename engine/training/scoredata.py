@@ -344,7 +344,7 @@ def main(argv=None):
                                  help="also the network-ownership scorer CSA* replaced")
     evaluate_parser.add_argument("--no-review", action="store_true",
                                  help="flag doubtful boards without the tree search's count "
-                                      "(faster: it costs about 0.2 s a 9x9 board, 0.7 s a 19x19 one)")
+                                      "(it costs about 0.2 s a 9x9 board, 0.7 s a 19x19 one)")
     args = parser.parse_args(argv)
     if args.command == "generate":
         if find_gnugo() is None and args.gnugo is None:
