@@ -319,6 +319,78 @@ def test_an_evaluation_cut_short_is_played_again_on_resume(tmp_path):
     assert resumed.games_trained == 2
 
 
+def evals_file_lines(run_dir):
+    path = Path(run_dir) / "evals.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def checkpoint_state(run_dir, games):
+    return json.loads((Path(run_dir) / "checkpoints" / f"{games:09d}" / "state.json").read_text())
+
+
+def test_evaluations_in_the_background_go_to_evals_jsonl(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = train.Trainer.create(run_dir, tiny_settings())
+    trainer.run(games=4, workers=1, checkpoint_every=0, eval_every=2, eval_games=1,
+                progress=False, eval_in_background=True)
+    trainer.close()
+    assert not [line for line in read_log(run_dir) if line["type"] == "eval"]
+    opponents = ["previous"] + (["gnugo-1"] if find_gnugo() else [])
+    evals = evals_file_lines(run_dir)
+    assert [(line["game"], line["opponent"]) for line in evals] == \
+        [(game, label) for game in (2, 4) for label in opponents]
+    assert [line["opponent_checkpoint"] for line in evals if line["opponent"] == "previous"] == \
+        ["000000000", "000000002"]
+    state = checkpoint_state(run_dir, 4)
+    assert state["eval_history"] == ["000000002", "000000004"]
+    assert state["background_evals"] == []       # the run waited for them
+    assert (run_dir / "evals" / "000000004-kosumi.log").read_text().startswith("# ")
+
+
+class StopOnceQueued:
+    """A stop signal that arrives while a background evaluation plays."""
+
+    def __init__(self):
+        self.trainer = None
+        self.signal_name = "SIGTERM"
+
+    @property
+    def stop(self):
+        return bool(self.trainer.background_evals)
+
+
+def test_a_stopped_background_evaluation_plays_on_resume_once(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = train.Trainer.create(run_dir, tiny_settings())
+    stop = StopOnceQueued()
+    stop.trainer = trainer
+    trainer.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=1,
+                progress=False, stop=stop, eval_in_background=True)
+    trainer.close()
+    assert trainer.games_trained == 2
+    queued = checkpoint_state(run_dir, 2)["background_evals"]
+    assert [job["checkpoint"] for job in queued] == ["000000002"]
+    assert evals_file_lines(run_dir) == []        # stopped before its first match ended
+
+    resumed = train.Trainer.resume(run_dir)
+    resumed.run(games=2, workers=1, checkpoint_every=0, eval_every=2, eval_games=1,
+                progress=False, eval_in_background=True)
+    resumed.close()
+    opponents = ["previous"] + (["gnugo-1"] if find_gnugo() else [])
+    assert [line["opponent"] for line in evals_file_lines(run_dir)] == opponents
+    assert checkpoint_state(run_dir, 2)["background_evals"] == []
+
+    # killed after its matches were written but before a checkpoint said so: nothing is
+    # played twice
+    state_path = run_dir / "checkpoints" / "000000002" / "state.json"
+    state_path.write_text(json.dumps({**checkpoint_state(run_dir, 2), "background_evals": queued}))
+    resumed = train.Trainer.resume(run_dir)
+    resumed.run(games=2, workers=1, checkpoint_every=0, progress=False)
+    resumed.close()
+    assert [line["opponent"] for line in evals_file_lines(run_dir)] == opponents
+    assert checkpoint_state(run_dir, 2)["background_evals"] == []
+
+
 def test_command_line_refuses_bad_runs(tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "something").write_text("x")

@@ -58,12 +58,14 @@ Run directory:
     settings-changes.jsonl learning rate / decay changes made on resume, with their game
     log.jsonl              one line per game ({"type": "game", ...}), per --eval-every match
                            ("eval") and per settings change ("settings")
-    evals.jsonl            the matches of `kosumi-train eval` (the plot reads both)
+    evals.jsonl            the matches of `kosumi-train eval` and of --eval-in-background
+                           (the plot reads both files)
     .lock                  flock of the process training the run (one trainer per run)
     checkpoints/NNNNNNNNN/ weights.npz (engine weight file, metadata: games trained, settings),
                            state.json (counter, generator, phase, statistics), recent.npz (NeuroGo)
     LATEST                 the name of the newest complete checkpoint
-    evals/                 SGFs and summaries of the evaluation matches
+    evals/                 SGFs and summaries of the evaluation matches, and the output of
+                           those played in the background (CHECKPOINT-PROTOCOL.log)
 A checkpoint is written to a temporary directory and renamed, then LATEST is replaced atomically,
 so a kill -9 at any moment loses at most the games since the last checkpoint. On resume the log is
 cut back to the checkpoint's game counter.
@@ -451,6 +453,7 @@ class Trainer:
         self.shortcut_only = shortcut_mask(network)
         self.last_checkpoint = None
         self.eval_history = []
+        self.background_evals = []    # evaluate_in_background's queue, the running one first
         self._lock = _lock_run(self.run_dir)
 
     def close(self):
@@ -502,6 +505,7 @@ class Trainer:
                       recent, state["stats"])
         trainer.last_checkpoint = checkpoint
         trainer.eval_history = state.get("eval_history", [])
+        trainer.background_evals = state.get("background_evals", [])
         _truncate_log(run_dir / LOG_FILE, trainer.games_trained)
         return trainer
 
@@ -547,7 +551,7 @@ class Trainer:
                                   self.games_trained, self.trainer_metadata())
         state = {"games_trained": self.games_trained, "rng_state": self.rng.bit_generator.state,
                  "phase": self.phase, "stats": self.stats, "eval_history": self.eval_history,
-                 "saved": _now()}
+                 "background_evals": self.background_evals, "saved": _now()}
         _write_atomic(temporary / "state.json", json.dumps(state, indent=2) + "\n")
         if self.settings.procedure == "neurogo":
             _save_recent(temporary / "recent.npz", list(self.recent))
@@ -635,9 +639,11 @@ class Trainer:
 
     def run(self, games=None, workers=1, checkpoint_every=100, eval_every=0, eval_games=10,
             progress=True, stop=None, ray_address=None, max_weight_lag=MAX_WEIGHT_LAG,
-            ray_games_per_call=RAY_GAMES_PER_CALL, eval_protocol=KOSUMI_PROTOCOL):
+            ray_games_per_call=RAY_GAMES_PER_CALL, eval_protocol=KOSUMI_PROTOCOL,
+            eval_in_background=False):
         """Train until games_trained reaches games (None: until interrupted), evaluating every
-        eval_every games under eval_protocol (see evaluate). With ray_address
+        eval_every games under eval_protocol (see evaluate), with eval_in_background in a process
+        of their own while training goes on (the run waits for them at its end). With ray_address
         ("local" starts a local Ray, "auto" or HOST:PORT joins a running cluster) the self-play
         workers are Ray actors (engine/training/raypool.py; workers None: one per CPU of the
         cluster), each playing ray_games_per_call games per call, and a game played with weights
@@ -646,10 +652,19 @@ class Trainer:
         log = open(self.run_dir / LOG_FILE, "a")
         recent = collections.deque(maxlen=RECENT_RESULTS)
         bar = _progress_bar(self.games_trained, games, progress)
+        evaluations = _BackgroundEvaluations(self)
+        evaluations.poll()          # those a stop cut short, again
+
+        def evaluate():
+            if eval_in_background:
+                self.evaluate_in_background(eval_games, eval_protocol, evaluations)
+            else:
+                self.evaluate(eval_games, log, eval_protocol)
+
         if eval_every and self.games_trained and self.games_trained % eval_every == 0 and \
                 f"{self.games_trained:09d}" not in self.eval_history:
             # stopped during this evaluation (the checkpoint it plays comes first): play it again
-            self.evaluate(eval_games, log, eval_protocol)
+            evaluate()
         if ray_address is not None:
             from engine.training.raypool import RayPool     # Ray is imported only for --ray
             pool = RayPool(self, ray_address, workers, games, max_weight_lag, ray_games_per_call,
@@ -686,11 +701,18 @@ class Trainer:
                 if checkpoint_every and self.games_trained % checkpoint_every == 0:
                     self.checkpoint()
                 if eval_every and self.games_trained % eval_every == 0:
-                    self.evaluate(eval_games, log, eval_protocol)
+                    evaluate()
+                evaluations.poll()
+            if pool is not None:
+                pool.close()
+                pool = None
+            evaluations.wait(stop)
         finally:
             if pool is not None:
                 pool.close()
-            if self.last_checkpoint is None or self.last_checkpoint.name != f"{self.games_trained:09d}":
+            evaluations.stop()      # only when cut short: the queue stays for the resumption
+            if self.last_checkpoint is None or evaluations.finished_any or \
+                    self.last_checkpoint.name != f"{self.games_trained:09d}":
                 self.checkpoint()
             log.close()
             if bar is not None:
@@ -708,15 +730,8 @@ class Trainer:
         the previous evaluation's checkpoint (the initial net the first time) and GNU Go level 1;
         under NeuroGo's, its test against GNU Go levels 10 and 1 (the paper's Figure 4). GNU Go
         matches only when it is installed."""
-        current = self.checkpoint() if self.last_checkpoint is None or \
-            self.last_checkpoint.name != f"{self.games_trained:09d}" else self.last_checkpoint
-        if protocol == NEUROGO_PROTOCOL:
-            opponents = [(label, None) for label in NEUROGO_OPPONENTS]
-        else:
-            previous_name = self.eval_history[-1] if self.eval_history else \
-                _initial_checkpoint(self.run_dir)
-            opponents = [("previous", previous_name), ("gnugo-1", None)]
-        for label, checkpoint_name in opponents:
+        current = self._current_checkpoint()
+        for label, checkpoint_name in self._evaluation_opponents(protocol):
             line = match_checkpoint(self.run_dir, current.name, label, games, self.settings,
                                     checkpoint_name, protocol)
             if line is not None:
@@ -724,6 +739,31 @@ class Trainer:
                 log.flush()
         self.eval_history.append(current.name)
         self.checkpoint()     # the same games again, now with this evaluation done
+
+    def evaluate_in_background(self, games, protocol, evaluations):
+        """evaluate()'s matches in a process of their own (_BackgroundEvaluations), results to
+        evals.jsonl: training goes on while they play."""
+        current = self._current_checkpoint()
+        self.background_evals.append({
+            "checkpoint": current.name, "games": games, "protocol": protocol,
+            "opponents": [list(pair) for pair in self._evaluation_opponents(protocol)]})
+        self.eval_history.append(current.name)
+        self.checkpoint()     # the queue is in the state before the matches start
+        evaluations.poll()
+
+    def _current_checkpoint(self):
+        if self.last_checkpoint is None or \
+                self.last_checkpoint.name != f"{self.games_trained:09d}":
+            return self.checkpoint()
+        return self.last_checkpoint
+
+    def _evaluation_opponents(self, protocol):
+        """(label, checkpoint name or None for GNU Go) of each evaluation match."""
+        if protocol == NEUROGO_PROTOCOL:
+            return [(label, None) for label in NEUROGO_OPPONENTS]
+        previous_name = self.eval_history[-1] if self.eval_history else \
+            _initial_checkpoint(self.run_dir)
+        return [("previous", previous_name), ("gnugo-1", None)]
 
 
 def match_checkpoint(run_dir, name, label, games, settings, opponent_checkpoint=None,
@@ -904,6 +944,114 @@ class _WorkerPool:
             if process.is_alive():
                 process.terminate()
                 process.join()
+
+
+class _BackgroundEvaluations:
+    """The trainer's evaluation matches in a process of their own (--eval-in-background), so
+    that training goes on while they play (NeuroGo's test takes more than 40 minutes of a core at
+    GNU Go level 10): one at a time, in the order of the trainer's queue (background_evals, kept
+    in every checkpoint's state). A stopped run stops its evaluation, and the resumed run plays
+    again the matches that evals.jsonl does not hold yet."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self.process = None
+        self.finished_any = False     # the queue has changed since the last checkpoint
+
+    @property
+    def queue(self):
+        return self.trainer.background_evals
+
+    def log_path(self, job):
+        return self.trainer.run_dir / "evals" / f"{job['checkpoint']}-{job['protocol']}.log"
+
+    def poll(self):
+        """Note a finished evaluation; start the next one when none is playing."""
+        if self.process is not None:
+            if self.process.is_alive():
+                return
+            job = self.queue.pop(0)
+            self.finished_any = True
+            if self.process.exitcode != 0:
+                print(f"kosumi-train: the evaluation of checkpoint {job['checkpoint']} failed "
+                      f"(exit code {self.process.exitcode}; {self.log_path(job)}); play it with "
+                      f"kosumi-train eval {self.trainer.run_dir} --checkpoints "
+                      f"{int(job['checkpoint'])} --protocol {job['protocol']}", file=sys.stderr)
+            self.process = None
+        while self.queue and self.process is None:
+            job = self.queue[0]
+            done = _evaluated_opponents(self.trainer.run_dir, job["checkpoint"], job["protocol"])
+            opponents = [pair for pair in job["opponents"] if pair[0] not in done]
+            if not opponents:
+                self.queue.pop(0)
+                self.finished_any = True
+                continue
+            self.log_path(job).parent.mkdir(exist_ok=True)
+            self.process = multiprocessing.get_context("fork").Process(
+                target=_evaluation_main,
+                args=(self.trainer, {**job, "opponents": opponents}, self.log_path(job)))
+            self.process.start()
+
+    def wait(self, stop):
+        """Let the queue play out (the end of a run); a stop signal cuts it short."""
+        if self.queue and not stop.stop:
+            print(f"kosumi-train: waiting for {len(self.queue)} evaluation(s) (log: "
+                  f"{self.log_path(self.queue[0])}); a stop leaves them to the resumption",
+                  file=sys.stderr)
+        while self.queue and not stop.stop:
+            self.process.join(timeout=1.0)
+            self.poll()
+
+    def stop(self):
+        """End the playing evaluation and its engines (its job stays queued)."""
+        if self.process is None:
+            return
+        if self.process.is_alive():
+            for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
+                try:
+                    os.killpg(self.process.pid, sig)
+                except ProcessLookupError:    # just forked: no group, no engines yet
+                    self.process.kill()
+                self.process.join(timeout=grace)
+                if not self.process.is_alive():
+                    break
+        self.process = None
+
+
+def _evaluation_main(trainer, job, log_path):
+    """A background evaluation (forked): its own process group, so that stopping it stops the
+    engines it started; the run's lock let go (a resumption must not wait for it); output to the
+    log file; the matches' lines to evals.jsonl as `kosumi-train eval` writes them."""
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
+    os.setsid()
+    if trainer._lock is not None:
+        trainer._lock.close()
+    descriptor = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    print(f"# {_now()}: checkpoint {job['checkpoint']}, {job['protocol']} protocol, "
+          f"{job['games']} games against each of {[label for label, _ in job['opponents']]}")
+    with open(trainer.run_dir / EVALS_FILE, "a") as stream:
+        for label, checkpoint_name in job["opponents"]:
+            line = match_checkpoint(trainer.run_dir, job["checkpoint"], label, job["games"],
+                                    trainer.settings, checkpoint_name, job["protocol"])
+            if line is not None:
+                stream.write(json.dumps(line) + "\n")
+                stream.flush()
+                print(f"# {_now()}: {json.dumps(line)}")
+
+
+def _evaluated_opponents(run_dir, name, protocol):
+    """The opponents evals.jsonl holds a match of checkpoint `name` against under `protocol`."""
+    path = Path(run_dir) / EVALS_FILE
+    if not path.exists():
+        return set()
+    lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
+    return {line["opponent"] for line in lines if line.get("game") == int(name)
+            and line.get("protocol", KOSUMI_PROTOCOL) == protocol}
 
 
 # ------------------------------------------------------------------------------------ files
@@ -1183,6 +1331,10 @@ def build_parser():
                      help="kosumi: the matches above (default); neurogo: NeuroGo's test against "
                           "GNU Go levels 10 and 1 instead (the paper's Figure 4; see "
                           "`kosumi-train eval --help`)")
+    run.add_argument("--eval-in-background", action="store_true",
+                     help="play the evaluation matches in a process of their own while training "
+                          "goes on, results to RUN_DIR/evals.jsonl (the run waits for them at its "
+                          "end; a stop leaves them to --resume)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     learn = parser.add_argument_group("training settings (new runs only)")
     parser.training_settings = []       # their actions: --from-weights takes them from its file
@@ -1397,7 +1549,8 @@ def main(argv=None):
         trainer.run(args.games, workers, args.checkpoint_every, args.eval_every,
                     eval_games, not args.no_progress, stop, args.ray,
                     MAX_WEIGHT_LAG if args.max_weight_lag is None else args.max_weight_lag,
-                    args.ray_games_per_call or RAY_GAMES_PER_CALL, args.eval_protocol)
+                    args.ray_games_per_call or RAY_GAMES_PER_CALL, args.eval_protocol,
+                    args.eval_in_background)
     finally:
         trainer.close()
     return 0
