@@ -779,7 +779,7 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
 
 
 def test_the_engine_plays_1ply_with_the_softseg_net_and_searches_with_the_isn():
-    # the rule: the net stronger against GNU Go level 1 (softseg, 21.5% against 3.8%)
+    # the rule: the net stronger against GNU Go level 1 (softseg, 35.5% against 3.8%)
     # is the 1-ply default; the search keeps the ISN, its 13 times faster prior
     import tomllib
     from engine.gtp.main import build_engine, build_parser
