@@ -328,7 +328,7 @@ def checkpoint_state(run_dir, games):
     return json.loads((Path(run_dir) / "checkpoints" / f"{games:09d}" / "state.json").read_text())
 
 
-def test_evaluations_in_the_background_go_to_evals_jsonl(tmp_path):
+def test_evaluations_in_the_background_go_to_evals_jsonl(tmp_path, capsys):
     run_dir = tmp_path / "run"
     trainer = train.Trainer.create(run_dir, tiny_settings())
     trainer.run(games=4, workers=1, checkpoint_every=0, eval_every=2, eval_games=1,
@@ -345,6 +345,9 @@ def test_evaluations_in_the_background_go_to_evals_jsonl(tmp_path):
     assert state["eval_history"] == ["000000002", "000000004"]
     assert state["background_evals"] == []       # the run waited for them
     assert (run_dir / "evals" / "000000004-kosumi.log").read_text().startswith("# ")
+    err = capsys.readouterr().err
+    assert "evaluating checkpoint 000000004 in the background" in err
+    assert "checkpoint 000000004 against previous: " in err
 
 
 class StopOnceQueued:

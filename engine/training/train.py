@@ -972,6 +972,11 @@ class _BackgroundEvaluations:
                 return
             job = self.queue.pop(0)
             self.finished_any = True
+            for line in _evaluation_lines(self.trainer.run_dir, job["checkpoint"],
+                                          job["protocol"]):
+                print(f"kosumi-train: checkpoint {job['checkpoint']} against {line['opponent']}: "
+                      f"{line['wins']} wins of {line['games']}, mean margin "
+                      f"{line['mean_margin']} ({job['protocol']} protocol)", file=sys.stderr)
             if self.process.exitcode != 0:
                 print(f"kosumi-train: the evaluation of checkpoint {job['checkpoint']} failed "
                       f"(exit code {self.process.exitcode}; {self.log_path(job)}); play it with "
@@ -991,6 +996,9 @@ class _BackgroundEvaluations:
                 target=_evaluation_main,
                 args=(self.trainer, {**job, "opponents": opponents}, self.log_path(job)))
             self.process.start()
+            print(f"kosumi-train: evaluating checkpoint {job['checkpoint']} in the background "
+                  f"({job['protocol']} protocol, against {', '.join(o for o, _ in opponents)}; "
+                  f"log: {self.log_path(job)})", file=sys.stderr)
 
     def wait(self, stop):
         """Let the queue play out (the end of a run); a stop signal cuts it short."""
@@ -1044,14 +1052,19 @@ def _evaluation_main(trainer, job, log_path):
                 print(f"# {_now()}: {json.dumps(line)}")
 
 
-def _evaluated_opponents(run_dir, name, protocol):
-    """The opponents evals.jsonl holds a match of checkpoint `name` against under `protocol`."""
+def _evaluation_lines(run_dir, name, protocol):
+    """The lines of evals.jsonl about checkpoint `name` under `protocol`."""
     path = Path(run_dir) / EVALS_FILE
     if not path.exists():
-        return set()
+        return []
     lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
-    return {line["opponent"] for line in lines if line.get("game") == int(name)
-            and line.get("protocol", KOSUMI_PROTOCOL) == protocol}
+    return [line for line in lines if line.get("game") == int(name)
+            and line.get("protocol", KOSUMI_PROTOCOL) == protocol]
+
+
+def _evaluated_opponents(run_dir, name, protocol):
+    """The opponents evals.jsonl holds a match of checkpoint `name` against under `protocol`."""
+    return {line["opponent"] for line in _evaluation_lines(run_dir, name, protocol)}
 
 
 # ------------------------------------------------------------------------------------ files
