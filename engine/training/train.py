@@ -956,7 +956,7 @@ class _BackgroundEvaluations:
     def __init__(self, trainer):
         self.trainer = trainer
         self.process = None
-        self.finished_any = False     # the queue has changed since the last checkpoint
+        self.finished_any = False     # the queue has lost a job: a checkpoint must say so
 
     @property
     def queue(self):
@@ -1007,7 +1007,8 @@ class _BackgroundEvaluations:
                   f"{self.log_path(self.queue[0])}); a stop leaves them to the resumption",
                   file=sys.stderr)
         while self.queue and not stop.stop:
-            self.process.join(timeout=1.0)
+            if self.process is not None:
+                self.process.join(timeout=1.0)
             self.poll()
 
     def stop(self):
