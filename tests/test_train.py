@@ -347,7 +347,7 @@ def test_evaluations_in_the_background_go_to_evals_jsonl(tmp_path, capsys):
     assert (run_dir / "evals" / "000000004-kosumi.log").read_text().startswith("# ")
     err = capsys.readouterr().err
     assert "evaluating checkpoint 000000004 in the background" in err
-    assert "checkpoint 000000004 against previous: " in err
+    assert "kosumi-train: 000000004 vs previous (kosumi protocol): " in err
 
 
 class StopOnceQueued:

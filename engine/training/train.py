@@ -852,25 +852,35 @@ def evaluate_checkpoints(run_dir, names, opponents, games, protocol=KOSUMI_PROTO
     progress."""
     run_dir = Path(run_dir)
     settings = TrainSettings.from_json(json.loads((run_dir / SETTINGS_FILE).read_text()))
-    checkpoints = {label: _opponent_checkpoint(run_dir, label) for label in opponents}
+    pairs = [(label, _opponent_checkpoint(run_dir, label)) for label in opponents]
+    return [line for name in names
+            for line in _record_evaluations(run_dir, name, pairs, games, settings, protocol)]
+
+
+def _record_evaluations(run_dir, name, opponents, games, settings, protocol):
+    """Checkpoint `name` against each (label, checkpoint name or None) of opponents: each match's
+    line appended to evals.jsonl as soon as it ends, and summed up on stderr."""
     lines = []
-    with open(run_dir / EVALS_FILE, "a") as stream:
-        for name in names:
-            for label in opponents:
-                line = match_checkpoint(run_dir, name, label, games, settings, checkpoints[label],
-                                        protocol)
-                if line is None:
-                    continue
-                stream.write(json.dumps(line) + "\n")
-                stream.flush()
-                lines.append(line)
-                low, high = line["win_rate_95"]
-                distinct = f" distinct of {line['games_played']}" if "games_played" in line else ""
-                print(f"{name} vs {label} ({protocol} protocol): {line['wins']}/{line['games']}"
-                      f"{distinct} wins "
-                      f"({100 * line['win_rate']:.0f}%, 95% {100 * low:.0f}-{100 * high:.0f}%), "
-                      f"mean margin {line['mean_margin']}", file=sys.stderr)
+    with open(Path(run_dir) / EVALS_FILE, "a") as stream:
+        for label, checkpoint_name in opponents:
+            line = match_checkpoint(run_dir, name, label, games, settings, checkpoint_name,
+                                    protocol)
+            if line is None:
+                continue
+            stream.write(json.dumps(line) + "\n")
+            stream.flush()
+            lines.append(line)
+            print(_evaluation_summary(name, line), file=sys.stderr)
     return lines
+
+
+def _evaluation_summary(name, line):
+    low, high = line["win_rate_95"]
+    distinct = f" distinct of {line['games_played']}" if "games_played" in line else ""
+    return (f"{name} vs {line['opponent']} ({line.get('protocol', KOSUMI_PROTOCOL)} protocol): "
+            f"{line['wins']}/{line['games']}{distinct} wins "
+            f"({100 * line['win_rate']:.0f}%, 95% {100 * low:.0f}-{100 * high:.0f}%), "
+            f"mean margin {line['mean_margin']}")
 
 
 def engine_command(weights_path, size, seed, options=()):
@@ -974,9 +984,8 @@ class _BackgroundEvaluations:
             self.finished_any = True
             for line in _evaluation_lines(self.trainer.run_dir, job["checkpoint"],
                                           job["protocol"]):
-                print(f"kosumi-train: checkpoint {job['checkpoint']} against {line['opponent']}: "
-                      f"{line['wins']} wins of {line['games']}, mean margin "
-                      f"{line['mean_margin']} ({job['protocol']} protocol)", file=sys.stderr)
+                print(f"kosumi-train: {_evaluation_summary(job['checkpoint'], line)}",
+                      file=sys.stderr)
             if self.process.exitcode != 0:
                 print(f"kosumi-train: the evaluation of checkpoint {job['checkpoint']} failed "
                       f"(exit code {self.process.exitcode}; {self.log_path(job)}); play it with "
@@ -1043,14 +1052,9 @@ def _evaluation_main(trainer, job, log_path):
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     print(f"# {_now()}: checkpoint {job['checkpoint']}, {job['protocol']} protocol, "
           f"{job['games']} games against each of {[label for label, _ in job['opponents']]}")
-    with open(trainer.run_dir / EVALS_FILE, "a") as stream:
-        for label, checkpoint_name in job["opponents"]:
-            line = match_checkpoint(trainer.run_dir, job["checkpoint"], label, job["games"],
-                                    trainer.settings, checkpoint_name, job["protocol"])
-            if line is not None:
-                stream.write(json.dumps(line) + "\n")
-                stream.flush()
-                print(f"# {_now()}: {json.dumps(line)}")
+    _record_evaluations(trainer.run_dir, job["checkpoint"], job["opponents"], job["games"],
+                        trainer.settings, job["protocol"])
+    print(f"# {_now()}: done")
 
 
 def _evaluation_lines(run_dir, name, protocol):
