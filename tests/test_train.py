@@ -433,10 +433,13 @@ def test_settings_of_runs_from_before_feature_sets_default_to_isn14():
     assert settings.feature_set == "isn14" and settings.rich_signal is False
 
 
-def test_plot_command_writes_a_png(tmp_path):
+def test_plot_command_writes_a_png_with_the_background_evaluations(tmp_path):
     run_dir = tmp_path / "run"
     train.main(["--run-dir", str(run_dir), "--size", "5", "--games", "3", "--workers", "1",
-                "--seed", "1", "--no-progress"])
+                "--seed", "1", "--no-progress", "--eval-every", "3", "--eval-games", "1",
+                "--eval-in-background"])
+    assert {(line["game"], line["opponent"]) for line in evals_file_lines(run_dir)} >= \
+        {(3, "previous")}
     assert train.main(["plot", str(run_dir)]) == 0
     assert (run_dir / "training.png").read_bytes()[:4] == b"\x89PNG"
 
