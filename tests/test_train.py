@@ -394,6 +394,48 @@ def test_a_stopped_background_evaluation_plays_on_resume_once(tmp_path):
     assert checkpoint_state(run_dir, 2)["background_evals"] == []
 
 
+def children_of(pid):
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_trainer_killed_outright_takes_its_background_evaluation_along(tmp_path):
+    run_dir = tmp_path / "run"
+    trainer = subprocess.Popen(
+        [sys.executable, "-m", "engine.training.train", "--run-dir", str(run_dir), "--size", "5",
+         "--games", "1", "--workers", "1", "--seed", "1", "--no-progress", "--eval-every", "1",
+         "--eval-games", "500", "--eval-in-background"],
+        cwd=REPO, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not children_of(trainer.pid) and trainer.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    evaluation, = children_of(trainer.pid)
+    time.sleep(1.0)                           # its matches under way
+    trainer.kill()                            # kill -9: no handler runs
+    trainer.wait()
+    deadline = time.time() + 30
+    while running(evaluation) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not running(evaluation)
+    # the resumption plays it again: it is in the state of the checkpoint before it
+    assert checkpoint_state(run_dir, 1)["background_evals"][0]["checkpoint"] == "000000001"
+
+
 def test_command_line_refuses_bad_runs(tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "something").write_text("x")

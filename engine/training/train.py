@@ -1038,11 +1038,17 @@ class _BackgroundEvaluations:
 
 def _evaluation_main(trainer, job, log_path):
     """A background evaluation (forked): its own process group, so that stopping it stops the
-    engines it started; the run's lock let go (a resumption must not wait for it); output to the
-    log file; the matches' lines to evals.jsonl as `kosumi-train eval` writes them."""
+    engines it started; killed with the trainer however the trainer ends (a resumed run plays
+    the evaluation again, and two must not play it side by side), which ends its engines too (they
+    read end of file); the run's lock let go; output to the log file; the matches' lines to
+    evals.jsonl as `kosumi-train eval` writes them."""
+    trainer_pid = os.getppid()
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_DFL)
     os.setsid()
+    _die_with_parent()
+    if os.getppid() != trainer_pid:      # the trainer ended before that took effect
+        os._exit(1)
     if trainer._lock is not None:
         trainer._lock.close()
     descriptor = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -1055,6 +1061,18 @@ def _evaluation_main(trainer, job, log_path):
     _record_evaluations(trainer.run_dir, job["checkpoint"], job["opponents"], job["games"],
                         trainer.settings, job["protocol"])
     print(f"# {_now()}: done")
+
+
+def _die_with_parent():
+    """Ask Linux for SIGKILL when the parent process ends (prctl PR_SET_PDEATHSIG); elsewhere
+    nothing (a trainer killed with SIGKILL there leaves its evaluation playing)."""
+    import ctypes
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    PR_SET_PDEATHSIG = 1
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _evaluation_lines(run_dir, name, protocol):
