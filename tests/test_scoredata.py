@@ -8,7 +8,7 @@ from engine.rules.coords import board_points
 from engine.scoring import csa
 from engine.tools.gtp_client import find_gnugo
 from engine.training.csatrain import board_of, examples
-from engine.training.scoredata import generate, parse_mix, read_records
+from engine.training.scoredata import generate, parse_mix, read_records, relabel
 
 
 def test_a_torn_last_line_is_skipped_and_a_bad_middle_line_refused(tmp_path):
@@ -42,20 +42,47 @@ def test_generated_games_are_labelled_consistently_and_a_rerun_resumes(tmp_path)
     with pytest.raises(ValueError, match="seed 5"):
         generate(out, games=3, size=9, seed=6, workers=1, mix="gnugo-self")
     for record in records:
-        if record.get("abandoned"):
-            continue
-        assert len(record["board"]) == len(record["labels"]) == 81
-        for letter, label in zip(record["board"], record["labels"]):
-            assert (letter == ".") == (label == ".")
-        # The recorded score is the flood-fill count with the labelled dead blocks taken off.
-        board = board_of(record)
-        dead = [p for p, label in zip(board_points(9), record["labels"]) if label == "d"]
-        assert csa.score_by_flood_fill(board, record["komi"], dead) == record["score"]
-        # Labels belong to whole blocks.
-        example = examples([record])[0]
-        for block in example.features.blocks:
-            assert len({record["labels"][board_points(9).index(p)] for p in block.stones}) == 1
+        if not record.get("abandoned"):
+            assert record["cleanup_level"] == 10
+            assert_labelled_consistently(record)
     json.dumps(records)   # plain JSON all the way
+
+
+def assert_labelled_consistently(record):
+    assert len(record["board"]) == len(record["labels"]) == 81
+    for letter, label in zip(record["board"], record["labels"]):
+        assert (letter == ".") == (label == ".")
+    # The recorded score is the flood-fill count with the labelled dead blocks taken off.
+    board = board_of(record)
+    dead = [p for p, label in zip(board_points(9), record["labels"]) if label == "d"]
+    assert csa.score_by_flood_fill(board, record["komi"], dead) == record["score"]
+    # Labels belong to whole blocks.
+    example = examples([record])[0]
+    for block in example.features.blocks:
+        assert len({record["labels"][board_points(9).index(p)] for p in block.stones}) == 1
+
+
+@pytest.mark.skipif(find_gnugo() is None, reason="needs GNU Go (apt-get install gnugo)")
+def test_relabelling_plays_the_same_games_out_again_and_resumes(tmp_path):
+    games, again = tmp_path / "games.jsonl", tmp_path / "again.jsonl"
+    generate(games, games=2, size=9, seed=3, workers=1, mix="gnugo-self")
+    with open(games, "a") as handle:
+        handle.write('{"index": 2, "seed": 3, "size": 9, "abandoned": true}\n')
+    assert relabel(games, again, level=1, workers=1) == (3, 0)
+    old = {r["index"]: r for r in read_records(games)}
+    new = {r["index"]: r for r in read_records(again)}
+    assert new[2] == old[2]                       # an abandoned game is copied as it was
+    for index in (0, 1):
+        if old[index].get("abandoned"):
+            continue
+        assert new[index]["cleanup_level"] == 1
+        label_fields = {"labels", "score", "playout_score", "playout_moves", "cleanup_level"}
+        assert {k: v for k, v in new[index].items() if k not in label_fields} == \
+            {k: v for k, v in old[index].items() if k not in label_fields}
+        assert_labelled_consistently(new[index])
+    first = again.read_text()
+    assert relabel(games, again, level=1, workers=1) == (0, 0)   # resumed: nothing left
+    assert again.read_text() == first
 
 
 def test_an_interrupted_generator_says_how_to_resume(tmp_path, monkeypatch, capsys):

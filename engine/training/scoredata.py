@@ -3,6 +3,7 @@
     python -m engine.training.scoredata generate --out /work/runs/csa/data9.jsonl --size 9 --games 2000
     python -m engine.training.scoredata train --data A.jsonl B.jsonl --out weights/csa_9x9.npz
     python -m engine.training.scoredata evaluate --data held_out.jsonl --weights weights/csa_9x9.npz
+    python -m engine.training.scoredata relabel --data old.jsonl --out new.jsonl --level 10
 
 Reading order: `play_one_game()` makes one record, `generate()` runs them on all cores,
 `train()` fits the cascade, `evaluate()` measures scorers on held-out records.
@@ -11,10 +12,13 @@ How a record is made (van der Werf et al. used scored NNGS games; we make our ow
 played to two consecutive passes by GNU Go against itself (each side at a random level, after a
 few random opening moves), by kosumi against GNU Go, or by kosumi against itself. That is the
 final position. GNU Go (Chinese rules) gives its own final_score there. Then the game is played
-out: GNU Go's kgs-genmove_cleanup for both sides until two passes. Every block of the final
-position is labelled dead if any of its stones was captured in the play-out, alive otherwise;
-blocks GNU Go calls seki at the end of the play-out are labelled seki. The true score is the area
-count of the final position with the dead blocks taken off (flood fill).
+out: GNU Go's kgs-genmove_cleanup for both sides, at level 10, until two passes. Every block of
+the final position is labelled dead if any of its stones was captured in the play-out, alive
+otherwise; blocks GNU Go calls seki at the end of the play-out are labelled seki. The true score
+is the area count of the final position with the dead blocks taken off (flood fill). A weak
+play-out fights on where a strong one just takes the dead stones off: on 19x19 boards of
+unfinished games a level-5 play-out lost groups that level 10 kept (BENCHMARKS.md), so `relabel`
+plays the games of an older file out again at another level.
 
 Record file: one JSON object per line (compact: a board is a string of '.XO', row by row from
 the top, the labels a string of '.ads'), appended and fsynced as games finish. Game i of a run
@@ -44,7 +48,7 @@ DEFAULT_MIX = {9: "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2",
                19: "gnugo-self:8,kosumi-gnugo:1,kosumi-self:1"}
 DEFAULT_KOMI = {9: 7.0, 19: 7.5}
 GNUGO_LEVELS = {9: (0, 1, 2, 3, 5, 8), 19: (0, 1, 2, 3)}   # low levels: fast, and the most mistakes
-CLEANUP_LEVEL = {9: 10, 19: 5}          # the play-out decides the labels: strong on 9x9, cheaper on 19x19
+CLEANUP_LEVEL = 10       # the play-out decides the labels: GNU Go at its default (strongest) level
 MAX_RANDOM_OPENING = {9: 6, 19: 20}     # random moves before the engines take over
 MOVE_CAP_FACTOR = 3                     # a game longer than 3 x points is abandoned (ko fights)
 PLAYOUT_CAP_FACTOR = 2
@@ -147,13 +151,33 @@ def play_one_game(worker, setup):
             return None   # superko differences between the engines: drop the game
     final_board = state.board.copy()
     gnugo_score = gnugo.send("final_score")
+    labelled = play_out(gnugo, state, CLEANUP_LEVEL)
+    if labelled is None:
+        return None
+    return {
+        "index": setup.index, "seed": setup.seed, "source": setup.source, "size": size,
+        "komi": setup.komi, "levels": [levels[BLACK], levels[WHITE]],
+        "kosumi": ["BW"[c - 1] for c in kosumi_colours],
+        "moves": " ".join(moves),
+        "board": "".join(BOARD_LETTER[final_board.get(p)] for p in board_points(size)),
+        "gnugo_score": gnugo_score,
+        **labelled,
+    }
 
-    # Play-out: every stone of the final position that is captured belongs to a dead block.
+
+def play_out(gnugo, state, level):
+    """Label the final position `state` by playing it out: GNU Go's kgs-genmove_cleanup at
+    `level` for both sides until two passes (`state` is played on). Every block with a stone
+    captured in the play-out is dead; blocks GNU Go calls seki at the end are seki, the rest
+    alive. Returns the record's label fields, or None when the play-out ran too long or GNU Go
+    played an illegal move."""
+    size = state.size
+    final_board = state.board.copy()
     points = board_points(size)
     original = {p: final_board.get(p) for p in points}
     stones = [p for p in points if original[p] != EMPTY]
     captured = set()
-    gnugo.send(f"level {CLEANUP_LEVEL.get(size, 10)}")
+    gnugo.send(f"level {level}")
     playout_moves = 0
     passes = 0
     colour = state.to_move
@@ -192,17 +216,30 @@ def play_one_game(worker, setup):
             labels[q] = status
     dead = [p for p in stones if labels[p] == "dead"]
     return {
-        "index": setup.index, "seed": setup.seed, "source": setup.source, "size": size,
-        "komi": setup.komi, "levels": [levels[BLACK], levels[WHITE]],
-        "kosumi": ["BW"[c - 1] for c in kosumi_colours],
-        "moves": " ".join(moves),
-        "board": "".join(BOARD_LETTER[original[p]] for p in points),
         "labels": "".join(STATUS_LETTER[labels[p]] if p in labels else "." for p in points),
-        "score": area_score(final_board, setup.komi, dead),
-        "playout_score": area_score(state.board, setup.komi),
-        "gnugo_score": gnugo_score,
+        "score": area_score(final_board, state.rules.komi, dead),
+        "playout_score": area_score(state.board, state.rules.komi),
         "playout_moves": playout_moves,
+        "cleanup_level": level,
     }
+
+
+def relabel_one(worker, record, level):
+    """`record` with its labels made again by a play-out at `level` (its game replayed into a
+    fresh GNU Go), or None when the play-out was abandoned."""
+    size, komi = record["size"], record["komi"]
+    rng = np.random.default_rng([record["seed"], record["index"], level])
+    gnugo = worker.engine()
+    gnugo.send(f"boardsize {size}")
+    gnugo.send("clear_board")
+    gnugo.send(f"komi {komi:g}")
+    gnugo.send(f"set_random_seed {int(rng.integers(1, 2**31))}")
+    state = GameState(size, Rules(ko="simple", komi=komi))
+    for vertex in record["moves"].split():
+        gnugo.send(f"play {'bw'[state.to_move - 1]} {vertex}")
+        state.play(parse_vertex(vertex, size), state.to_move)
+    labelled = play_out(gnugo, state, level)
+    return None if labelled is None else {**record, **labelled}
 
 
 _WORKER = None
@@ -215,15 +252,27 @@ def _init_worker(gnugo_command):
 
 
 def _run(setup):
+    return setup.index, _retried(lambda: play_one_game(_WORKER, setup), setup.index)
+
+
+def _run_relabel(task):
+    record, level = task
+    if record.get("abandoned"):
+        return record["index"], record
+    return record["index"], _retried(lambda: relabel_one(_WORKER, record, level),
+                                     record["index"])
+
+
+def _retried(job, index):
     for attempt in range(2):      # one retry with a fresh GNU Go if the engine failed
         try:
-            return setup.index, play_one_game(_WORKER, setup)
+            return job()
         except GtpError as error:
-            print(f"game {setup.index}: {error}", file=sys.stderr)
+            print(f"game {index}: {error}", file=sys.stderr)
             if _WORKER.gnugo is not None:
                 _WORKER.gnugo.kill()
             _WORKER.gnugo = None
-    return setup.index, None
+    return None
 
 
 # ---------------------------------------------------------------------- the record file
@@ -271,11 +320,31 @@ def game_setups(games, seed, size, komi, mix):
 def generate(out, games, size, seed, workers, komi=None, mix=None, gnugo_command=None):
     """Play the games missing from `out` (appending), on `workers` processes, with a progress
     bar. Returns (games written now, games abandoned now)."""
-    from tqdm import tqdm
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     komi = DEFAULT_KOMI.get(size, 7.0) if komi is None else komi
     mix = parse_mix(mix or DEFAULT_MIX.get(size, DEFAULT_MIX[9]))
+    done = _indices_on_file(out, seed, size)
+    todo = [s for s in game_setups(games, seed, size, komi, mix) if s.index not in done]
+    return _append_records(out, games, _run, todo, seed, size, workers, gnugo_command)
+
+
+def relabel(data, out, level=CLEANUP_LEVEL, workers=1, gnugo_command=None):
+    """Label the games of the record file `data` again by a play-out at GNU Go `level`, into
+    `out` (appending; a resumed run does only the games missing there). Abandoned records are
+    copied. Returns (records written now, play-outs abandoned now)."""
+    records = read_records(data)
+    if not records:
+        raise ValueError(f"{data}: no records")
+    seed, size = records[0]["seed"], records[0]["size"]
+    done = _indices_on_file(out, seed, size)
+    todo = [(r, level) for r in records if r["index"] not in done]
+    return _append_records(out, len(records), _run_relabel, todo, seed, size, workers,
+                           gnugo_command)
+
+
+def _indices_on_file(out, seed, size):
+    """The game indices `out` holds already (its torn last line dropped, so that appending
+    goes on from a whole line); refuses a file of another seed or size."""
+    out = Path(out)
     done = set()
     if out.exists():
         for record in read_records(out):
@@ -283,17 +352,24 @@ def generate(out, games, size, seed, workers, komi=None, mix=None, gnugo_command
                 raise ValueError(f"{out} holds games of seed {record.get('seed')} size "
                                  f"{record.get('size')}; this run is seed {seed} size {size}")
             done.add(record["index"])
-        # drop a torn last line before appending
         with open(out, "rb+") as handle:
             data = handle.read()
             if data and not data.endswith(b"\n"):
                 handle.truncate(data.rfind(b"\n") + 1)
-    todo = [s for s in game_setups(games, seed, size, komi, mix) if s.index not in done]
+    return done
+
+
+def _append_records(out, total, runner, todo, seed, size, workers, gnugo_command):
+    """Run `runner` over `todo` on a pool of GNU Go workers and append each record to `out`
+    as it comes, fsynced."""
+    from tqdm import tqdm
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     written = abandoned = 0
     with open(out, "a", encoding="utf-8") as handle, \
-            tqdm(total=games, initial=games - len(todo), unit="game", desc=out.name) as bar, \
+            tqdm(total=total, initial=total - len(todo), unit="game", desc=out.name) as bar, \
             get_context("fork").Pool(workers, _init_worker, (gnugo_command,)) as pool:
-        for index, record in pool.imap_unordered(_run, todo):
+        for index, record in pool.imap_unordered(runner, todo):
             if record is None:
                 # remembered as abandoned so a resumed run does not replay it forever
                 record = {"index": index, "seed": seed, "size": size, "abandoned": True}
@@ -327,6 +403,14 @@ def main(argv=None):
                                                  "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2")
     gen.add_argument("--gnugo", default=None, help="GNU Go command line (default: gnugo --mode "
                                                    "gtp --chinese-rules)")
+    relabel_parser = commands.add_parser(
+        "relabel", help="label a record file's games again by a play-out at another GNU Go level")
+    relabel_parser.add_argument("--data", required=True, help="record file to read")
+    relabel_parser.add_argument("--out", required=True, help="record file to write (appended; "
+                                                              "resumed runs do the missing games)")
+    relabel_parser.add_argument("--level", type=int, default=CLEANUP_LEVEL)
+    relabel_parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    relabel_parser.add_argument("--gnugo", default=None, help="GNU Go command line")
     train_parser = commands.add_parser("train", help="fit the CSA* cascade to record files")
     train_parser.add_argument("--data", nargs="+", required=True)
     train_parser.add_argument("--out", required=True)
@@ -346,12 +430,16 @@ def main(argv=None):
                                  help="flag doubtful boards without the tree search's count "
                                       "(it costs about 0.2 s a 9x9 board, 0.7 s a 19x19 one)")
     args = parser.parse_args(argv)
-    if args.command == "generate":
+    if args.command in ("generate", "relabel"):
         if find_gnugo() is None and args.gnugo is None:
             parser.error("GNU Go is not installed (apt-get install gnugo)")
         try:
-            written, abandoned = generate(args.out, args.games, args.size, args.seed,
-                                          args.workers, args.komi, args.mix, args.gnugo)
+            if args.command == "generate":
+                written, abandoned = generate(args.out, args.games, args.size, args.seed,
+                                              args.workers, args.komi, args.mix, args.gnugo)
+            else:
+                written, abandoned = relabel(args.data, args.out, args.level, args.workers,
+                                             args.gnugo)
         except KeyboardInterrupt:
             # every finished game is already on file; the same command plays the rest
             on_file = len(read_records(args.out)) if Path(args.out).exists() else 0
