@@ -98,3 +98,13 @@ def test_an_interrupted_generator_says_how_to_resume(tmp_path, monkeypatch, caps
     code = scoredata.main(["generate", "--out", str(out), "--games", "5", "--workers", "1"])
     assert code == 130
     assert f"games on file in {out}: 1; run the same command again" in capsys.readouterr().err
+
+
+def test_relabelling_an_empty_file_is_refused_with_its_name(tmp_path, monkeypatch, capsys):
+    from engine.training import scoredata
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    monkeypatch.setattr(scoredata, "find_gnugo", lambda: "/usr/games/gnugo")
+    code = scoredata.main(["relabel", "--data", str(empty), "--out", str(tmp_path / "o.jsonl")])
+    assert code == 2
+    assert f"{empty}: no records" in capsys.readouterr().err

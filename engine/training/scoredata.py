@@ -446,6 +446,9 @@ def main(argv=None):
             print(f"\ninterrupted; games on file in {args.out}: {on_file}; run the same "
                   f"command again to resume", file=sys.stderr)
             return 130
+        except ValueError as error:      # a record file of another run, or none to relabel
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         print(f"{written} games written, {abandoned} abandoned, to {args.out}", file=sys.stderr)
     elif args.command == "train":
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
