@@ -108,3 +108,40 @@ def test_relabelling_an_empty_file_is_refused_with_its_name(tmp_path, monkeypatc
     code = scoredata.main(["relabel", "--data", str(empty), "--out", str(tmp_path / "o.jsonl")])
     assert code == 2
     assert f"{empty}: no records" in capsys.readouterr().err
+
+
+def column_walls_record(index, labels=None):
+    # Black walls column E, White column F: Black's area 45, White's 36, B+2 with komi 7
+    rows = ["....XO..."] * 9
+    board = "".join(rows)
+    return {"index": index, "seed": 4, "size": 9, "komi": 7.0, "source": "gnugo-self",
+            "moves": f"game {index}", "board": board,
+            "labels": labels or board.replace("X", "a").replace("O", "a"),
+            "score": 2.0, "gnugo_score": "B+2"}
+
+
+def test_evaluating_only_the_boards_a_second_play_out_agrees_on(tmp_path, capsys):
+    from engine.training import scoredata
+    from engine.training.csatrain import split_by_second_play_out
+    records = [column_walls_record(i) for i in range(3)]
+    white_lost = records[1]["labels"].replace("a", "d")[:5] + records[1]["labels"][5:]
+    second = [column_walls_record(0), column_walls_record(1, labels=white_lost)]
+    agreeing, differing, missing = split_by_second_play_out(records, second)
+    assert [r["index"] for r in agreeing] == [0]
+    assert [r["index"] for r in differing] == [1]
+    assert [r["index"] for r in missing] == [2]
+
+    data, again = tmp_path / "data.jsonl", tmp_path / "again.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    again.write_text("".join(json.dumps(r) + "\n" for r in second))
+    assert scoredata.main(["evaluate", "--data", str(data), "--agree-with", str(again),
+                           "--no-review"]) == 0
+    out = capsys.readouterr().out
+    assert "left out: 1 labelled otherwise there, 1 not played out there" in out
+    assert "1 boards (9)" in out
+
+    other = dict(second[0], moves="another game")
+    again.write_text(json.dumps(other) + "\n")
+    assert scoredata.main(["evaluate", "--data", str(data), "--agree-with", str(again),
+                           "--no-review"]) == 2
+    assert "not a relabelled copy of the same games" in capsys.readouterr().err

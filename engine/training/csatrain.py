@@ -254,9 +254,35 @@ def evaluate(records, classifier, ownership_evaluator=None, review=True):
             "search_right": search_right, "hard": hard}
 
 
-def evaluate_files(paths, weights=None, ownership=False, review=True):
+def split_by_second_play_out(records, others):
+    """(agreeing, differing, missing): the records whose labels a second play-out of the same
+    game (a file `scoredata relabel` wrote from theirs) gives too, those it labels otherwise,
+    and those it did not play out. On a board whose labels change with the play-out, a count
+    cannot be right under both, so the share right on the agreeing boards is what a scorer
+    can be held to."""
+    second = {(r["seed"], r["size"], r["index"]): r for r in others if not r.get("abandoned")}
+    agreeing, differing, missing = [], [], []
+    for record in records:
+        twin = second.get((record["seed"], record["size"], record["index"]))
+        if twin is None:
+            missing.append(record)
+            continue
+        if twin["moves"] != record["moves"]:
+            raise ValueError(f"game {record['index']} of seed {record['seed']} is another game "
+                             f"in the second file: not a relabelled copy of the same games")
+        (agreeing if twin["labels"] == record["labels"] else differing).append(record)
+    return agreeing, differing, missing
+
+
+def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with=()):
     from engine.training.scoredata import read_records
     records = [r for path in paths for r in read_records(path) if not r.get("abandoned")]
+    if agree_with:
+        records, differing, missing = split_by_second_play_out(
+            records, [r for path in agree_with for r in read_records(path)])
+        print(f"only the boards whose labels the play-outs of {', '.join(map(str, agree_with))} "
+              f"give too; left out: {len(differing)} labelled otherwise there, {len(missing)} "
+              f"not played out there")
     sizes = {r["size"] for r in records}
     classifier = csa.Classifier.load(weights) if weights else csa.classifier_for(max(sizes))
     evaluator = None

@@ -4,6 +4,7 @@
     python -m engine.training.scoredata train --data A.jsonl B.jsonl --out weights/csa_9x9.npz
     python -m engine.training.scoredata evaluate --data held_out.jsonl --weights weights/csa_9x9.npz
     python -m engine.training.scoredata relabel --data old.jsonl --out new.jsonl --level 10
+    python -m engine.training.scoredata evaluate --data new.jsonl --agree-with old.jsonl
 
 Reading order: `play_one_game()` makes one record, `generate()` runs them on all cores,
 `train()` fits the cascade, `evaluate()` measures scorers on held-out records.
@@ -18,7 +19,8 @@ otherwise; blocks GNU Go calls seki at the end of the play-out are labelled seki
 is the area count of the final position with the dead blocks taken off (flood fill). A weak
 play-out fights on where a strong one just takes the dead stones off: on 19x19 boards of
 unfinished games a level-5 play-out lost groups that level 10 kept (BENCHMARKS.md), so `relabel`
-plays the games of an older file out again at another level.
+plays the games of an older file out again at another level, and `evaluate --agree-with` that
+file counts only the boards whose labels both play-outs give.
 
 Record file: one JSON object per line (compact: a board is a string of '.XO', row by row from
 the top, the labels a string of '.ads'), appended and fsynced as games finish. Game i of a run
@@ -429,6 +431,9 @@ def main(argv=None):
     evaluate_parser.add_argument("--no-review", action="store_true",
                                  help="flag doubtful boards without the tree search's count "
                                       "(it costs about 0.2 s a 9x9 board, 0.7 s a 19x19 one)")
+    evaluate_parser.add_argument("--agree-with", nargs="+", default=(), metavar="FILE",
+                                 help="only the boards whose labels these relabelled copies of "
+                                      "the same games (scoredata relabel) give too")
     args = parser.parse_args(argv)
     if args.command in ("generate", "relabel"):
         if find_gnugo() is None and args.gnugo is None:
@@ -454,8 +459,12 @@ def main(argv=None):
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
                          epochs=args.epochs, seed=args.seed, blocks=args.blocks)
     else:
-        evaluate_files(args.data, args.weights, ownership=args.ownership,
-                       review=not args.no_review)
+        try:
+            evaluate_files(args.data, args.weights, ownership=args.ownership,
+                           review=not args.no_review, agree_with=args.agree_with)
+        except ValueError as error:      # --agree-with files of other games
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     return 0
 
 
