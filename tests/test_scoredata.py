@@ -124,7 +124,7 @@ def test_evaluating_only_the_boards_a_second_play_out_agrees_on(tmp_path, capsys
     from engine.training import scoredata
     from engine.training.csatrain import split_by_second_play_out
     records = [column_walls_record(i) for i in range(3)]
-    white_lost = records[1]["labels"].replace("a", "d")[:5] + records[1]["labels"][5:]
+    white_lost = records[1]["board"].replace("X", "a").replace("O", "d")
     second = [column_walls_record(0), column_walls_record(1, labels=white_lost)]
     agreeing, differing, missing = split_by_second_play_out(records, second)
     assert [r["index"] for r in agreeing] == [0]

@@ -283,6 +283,8 @@ def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with
         print(f"only the boards whose labels the play-outs of {', '.join(map(str, agree_with))} "
               f"give too; left out: {len(differing)} labelled otherwise there, {len(missing)} "
               f"not played out there")
+        if not records:
+            raise ValueError("no board's labels are the same in both play-outs")
     sizes = {r["size"] for r in records}
     classifier = csa.Classifier.load(weights) if weights else csa.classifier_for(max(sizes))
     evaluator = None
