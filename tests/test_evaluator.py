@@ -6,6 +6,7 @@ import pytest
 from engine.rules.board import BLACK, PASS, WHITE, Board, opponent
 from engine.nets.evaluator import (Evaluation, Evaluator, NetworkEvaluator, SoftSegEvaluator,
                                    SymmetricEvaluator, UniformEvaluator, load_evaluator)
+from engine.rules.coords import parse_vertex
 from engine.rules.game import GameState, Rules, area_score, symmetric_loc
 from engine.nets import weights as weight_files
 from engine.nets.weights import WeightFileError, new_network, save_weights
@@ -338,3 +339,47 @@ def test_the_softseg_net_averaged_over_all_symmetries_gives_mirrored_games_one_v
     assert twin.inner is not averaged.inner and twin.count == 8
     with pytest.raises(ValueError, match="symmetries must be from 1 to 8"):
         SymmetricEvaluator(plain, 9)
+
+
+# ------------------------------------------------------------------------- the connectivity map
+
+def test_the_connectivity_map_gives_each_colour_its_own_connections():
+    """The shipped soft-segmentation net links the stones of one chain for their colour, never for
+    the other, whichever side is to move (the net sees the side to move as Black)."""
+    evaluator = load_evaluator(weight_files.DEFAULT_WEIGHTS)
+    assert evaluator.has_connectivity
+    state = GameState(9, Rules())
+    for vertex in ("C5", "D5", "E5", "F5", "G5"):
+        state.play(parse_vertex(vertex, 9), BLACK)
+    ends = parse_vertex("C5", 9), parse_vertex("G5", 9)
+    for to_move in (BLACK, WHITE):
+        state.to_move = to_move
+        black = evaluator.connectivity(state, ends[0], BLACK)
+        white = evaluator.connectivity(state, ends[0], WHITE)
+        assert black.shape == white.shape == (state.board.num_locs,)
+        assert black[ends[1]] > 0.9 and white[ends[1]] < 0.1
+        assert ((black >= 0) & (black <= 1)).all() and ((white >= 0) & (white <= 1)).all()
+
+
+def test_the_averaged_connectivity_map_reads_each_symmetry_back():
+    net = weight_files.new_softseg_network(seed=35, scale=0.5)
+    plain = SoftSegEvaluator(net)
+    averaged = SymmetricEvaluator(SoftSegEvaluator(net), 8)
+    state = random_game(7, 14, seed=36)
+    source = state.board.points()[9]
+    expected = np.zeros(state.board.num_locs)
+    for symmetry in range(8):
+        mirrored = state.transformed(symmetry)
+        values = plain.connectivity(mirrored, symmetric_loc(source, 7, symmetry), WHITE)
+        for p in state.board.points():
+            expected[p] += values[symmetric_loc(p, 7, symmetry)] / 8
+    assert averaged.has_connectivity
+    assert np.allclose(averaged.connectivity(state, source, WHITE), expected, rtol=0, atol=1e-12)
+    assert not np.allclose(plain.connectivity(state, source, WHITE), expected)
+
+
+def test_an_isn_has_no_connectivity_map(network):
+    evaluator = SymmetricEvaluator(NetworkEvaluator(network), 8)
+    assert not evaluator.has_connectivity
+    with pytest.raises(NotImplementedError, match="NetworkEvaluator has no connectivity layer"):
+        evaluator.connectivity(GameState(9, Rules()), 12, BLACK)

@@ -512,6 +512,7 @@ GOGUI_ANALYZE_COMMANDS = (
     "plist/Kosumi Dead Stones/final_status_list dead",
     "string/Final Score/final_score",
 )   # GoGui replaces %m with the colour to move
+CONNECTIVITY_ANALYZE_COMMAND = "gfx/Kosumi Connectivity/kosumi-connectivity %p"   # asks a point
 
 
 def colour_word(colour):
@@ -843,7 +844,10 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("gogui-analyze_commands")
     def cmd_gogui_analyze_commands(self):
         """GoGui's analysis menu: type/label/command per line."""
-        return "\n".join(GOGUI_ANALYZE_COMMANDS)
+        commands = GOGUI_ANALYZE_COMMANDS
+        if self.evaluator.has_connectivity:
+            commands += (CONNECTIVITY_ANALYZE_COMMAND,)
+        return "\n".join(commands)
 
     @gtp_command("kosumi-ownership")
     def cmd_kosumi_ownership(self):
@@ -856,6 +860,27 @@ class KosumiEngine(GtpEngineBase):
         return (f"INFLUENCE {influence}\n"
                 f"TEXT ownership sum {black_share:+.1f} for Black; expected score "
                 f"{_score_text(black_view(self.state, evaluation.value))}")
+
+    @gtp_command("kosumi-connectivity", POINT, OptionalArg(COLOUR))
+    def cmd_kosumi_connectivity(self, loc, colour):
+        """gfx: the net's connection values for a colour from a point to every point."""
+        if not self.evaluator.has_connectivity:
+            raise GtpError("the connectivity map needs a soft-segmentation net (--weights)")
+        if colour is None:      # a stone's own colour; on an empty point, the side to move's
+            stone = self.state.board.get(loc)
+            colour = stone if stone in (BLACK, WHITE) else self.state.to_move
+        connection = self.evaluator.connectivity(self.state, loc, colour)
+        sign = 1.0 if colour == BLACK else -1.0
+        reached = [p for p in board_points(self.size) if connection[p] > 0.0]
+        influence = " ".join(f"{self._vertex(p)} {sign * connection[p]:.2f}" for p in reached)
+        labels = " ".join(f"{self._vertex(p)} {round(100 * connection[p])}" for p in reached)
+        strong = sum(connection[p] >= 0.5 for p in reached)
+        lines = [f"INFLUENCE {influence}", f"LABEL {labels}"] if reached else []
+        lines.append(f"MARK {self._vertex(loc)}")
+        lines.append(f"TEXT {colour_word(colour).capitalize()}'s connection values from "
+                     f"{self._vertex(loc)} in percent; points reached: {len(reached)}, "
+                     f"at 50 or more: {strong}")
+        return "\n".join(lines)
 
     @gtp_command("kosumi-move_values", COLOUR)
     def cmd_kosumi_move_values(self, colour):

@@ -87,6 +87,15 @@ class Evaluator(ABC):
         cheapest there is."""
         return self, 1.0
 
+    # True when connectivity() gives a map (evaluators with a global connectivity layer).
+    has_connectivity = False
+
+    def connectivity(self, state, loc, colour):
+        """(num_locs,): colour's connection values, 0 to 1, from the point loc to every point of
+        state (NeuroGo 3's global connectivity, the paper's Figure 6; 0 off the board and below
+        the net's cut-off). Only for evaluators whose has_connectivity is True."""
+        raise NotImplementedError(f"{type(self).__name__} has no connectivity layer")
+
 
 def _komi_for(colour, komi):
     """Komi from colour's point of view."""
@@ -297,6 +306,13 @@ class SoftSegEvaluator(Evaluator):
                                                            state.rules.suicide)
         return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
 
+    has_connectivity = True
+
+    def connectivity(self, state, loc, colour):
+        self.network.evaluate_board(state.board, state.to_move)
+        frame = 0 if colour == state.to_move else 1     # the net sees the side to move as Black
+        return self.network.connectivity()[frame, loc]
+
 
 class SymmetricEvaluator(Evaluator):
     """Another evaluator's values averaged over the first `count` of the board's eight symmetries
@@ -362,6 +378,18 @@ class SymmetricEvaluator(Evaluator):
             value_of = dict(zip(mirrored_moves, mirrored_values))
             values += [value_of[symmetric_loc(move, state.size, symmetry)] for move in moves]
         return moves, values / self.count
+
+    @property
+    def has_connectivity(self):
+        return self.inner.has_connectivity
+
+    def connectivity(self, state, loc, colour):
+        values = self.inner.connectivity(state, loc, colour).copy()
+        for symmetry in range(1, self.count):
+            mirrored = self.inner.connectivity(state.transformed(symmetry),
+                                               symmetric_loc(loc, state.size, symmetry), colour)
+            values += mirrored[self._read_back(state.size, symmetry)]
+        return values / self.count
 
 
 class UniformEvaluator(Evaluator):

@@ -68,3 +68,9 @@ lz-analyze w avoid w D4
 #? [(?=.*(A1|J1))[A-HJ][1-9]( [A-HJ][1-9])?]
 kata-genmove_analyze purple
 #! [syntax error.*]
+
+# The uniform evaluator (like an ISN) has no connectivity layer: no menu entry, a clear error.
+22 gogui-analyze_commands
+#? [(?!.*kosumi-connectivity).*]
+23 kosumi-connectivity E5
+#! [the connectivity map needs a soft-segmentation net \(--weights\)]
