@@ -778,27 +778,41 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
     assert seen[0][-1] == -np.inf                    # no pass before every point is alive
 
 
-def test_the_engine_plays_1ply_with_the_softseg_net_and_searches_with_the_isn():
-    # the rule: the net stronger against GNU Go level 1 (softseg, 35.5% against 3.8%)
-    # is the 1-ply default; the search keeps the ISN, its 13 times faster prior
+def test_the_engine_plays_and_searches_with_the_softseg_net():
+    # the rule: the net stronger against GNU Go level 1 (softseg, 43.0% against 3.8%)
+    # is the 1-ply default; it is the search's prior too, the stronger at equal time, asked at
+    # nodes with 64 visits (an ISN, ten times cheaper a call, at 8)
     import tomllib
     from engine.gtp.main import build_engine, build_parser
     from engine.nets.evaluator import NetworkEvaluator
+    from engine.play.search_player import SOFTSEG_PRIOR_THRESHOLD
+    from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD
     parser = build_parser()
     engine = build_engine(parser.parse_args(["--seed", "1"]))
     assert isinstance(engine.evaluator.inner, SoftSegEvaluator)     # averaged over symmetries
     assert engine.evaluator.metadata["params_sha256"] == \
         load_evaluator(REPO / "weights" / "softseg_9x9.npz").metadata["params_sha256"]
-    assert isinstance(engine._searcher().evaluator, NetworkEvaluator)   # kosumi-search's prior
+    searcher = engine._searcher()                                   # kosumi-search's tree
+    assert isinstance(searcher.evaluator, SoftSegEvaluator)         # the net alone
+    assert searcher.tree_options["net_prior_threshold"] == SOFTSEG_PRIOR_THRESHOLD
     for options in (["--search", "mcts"], ["--search", "mcts", "--search-prior", "none"]):
-        searching = build_engine(parser.parse_args(["--seed", "1", *options])).evaluator
-        assert isinstance(searching, NetworkEvaluator)
-        assert searching.metadata["architecture"]["name"] == "isn"
+        searching = build_engine(parser.parse_args(["--seed", "1", *options]))
+        assert isinstance(searching.evaluator, SoftSegEvaluator)
+        assert searching.player.tree_options["net_prior_threshold"] == SOFTSEG_PRIOR_THRESHOLD
+    isn = ["--search", "mcts", "--weights", str(REPO / "weights" / "isn_9x9.npz")]
+    searching = build_engine(parser.parse_args(isn))
+    assert isinstance(searching.evaluator, NetworkEvaluator)
+    assert searching.player.tree_options["net_prior_threshold"] == DEFAULT_NET_PRIOR_THRESHOLD
+    chosen = build_engine(parser.parse_args([*isn, "--prior-threshold", "16"]))
+    assert chosen.player.tree_options["net_prior_threshold"] == 16
     chosen = REPO / "weights" / "isn14_9x9.npz"
     for options in ([], ["--search", "mcts"]):
         engine = build_engine(parser.parse_args(["--weights", str(chosen), *options]))
         assert engine.evaluator.metadata["feature_set"]["name"] == "isn14"
-        assert engine._searcher().evaluator is engine.evaluator
+        assert engine._searcher().evaluator.metadata["feature_set"]["name"] == "isn14"
+    # kosumi-search beside the 1-ply player searches with the named net, at its threshold
+    searcher = build_engine(parser.parse_args(isn[2:]))._searcher()
+    assert searcher.tree_options["net_prior_threshold"] == DEFAULT_NET_PRIOR_THRESHOLD
     # a plain `pip install .` must carry both defaults along (weights.shipped_weights_path)
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     installed = pyproject["tool"]["setuptools"]["data-files"]["share/kosumi/weights"]

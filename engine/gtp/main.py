@@ -18,7 +18,8 @@ EXIT_BAD_SETUP = 2
 
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
-    from engine.play.search_player import DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR
+    from engine.play.search_player import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
+                                           SOFTSEG_PRIOR_THRESHOLD)
     from engine.search.playout import PLAYOUT_TACTICS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                     DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
@@ -31,8 +32,8 @@ def build_parser():
                "-size 9 -komi 7 -games 20 -alternate -auto")
     parser.add_argument("--weights", metavar="PATH",
                         help="network weight file (.npz); default: the shipped nets, "
-                             "weights/softseg_9x9.npz for 1-ply play (the stronger there), "
-                             "weights/isn_9x9.npz with --search mcts (the faster prior)")
+                             "weights/softseg_9x9.npz, for 1-ply play and as the prior of "
+                             "--search mcts")
     parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
                         help="'uniform' plays from a plain area count without any net: for "
                              "testing controllers and the protocol (default: net)")
@@ -102,10 +103,11 @@ def build_parser():
                         help="the playouts also play the replies that won the tree's recent "
                              "simulations and forget those that lost (LGRF-2 and LGRF-1, Baier "
                              "& Drake 2010), after escapes and captures, before the patterns")
-    search.add_argument("--prior-threshold", type=int, default=DEFAULT_NET_PRIOR_THRESHOLD,
-                        metavar="N", help="visits a node needs before the net gives its "
-                                          "children their prior (the root: at once); default: "
-                                          "%(default)d")
+    search.add_argument("--prior-threshold", type=int, metavar="N",
+                        help="visits a node needs before the net gives its children their "
+                             "prior (the root: at once); default: "
+                             f"{SOFTSEG_PRIOR_THRESHOLD} for a soft-segmentation net, "
+                             f"{DEFAULT_NET_PRIOR_THRESHOLD} for an ISN (ten times cheaper a call)")
     search.add_argument("--value-weight", type=number(minimum=0, maximum=1, what="value weight"),
                         default=DEFAULT_VALUE_WEIGHT,
                         help="share of the net's value in each simulation's result (default: "
@@ -152,7 +154,7 @@ def make_evaluator(args):
         from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
     from engine.nets.evaluator import load_evaluator
-    from engine.nets.weights import DEFAULT_WEIGHTS, ISN_WEIGHTS
+    from engine.nets.weights import DEFAULT_WEIGHTS
     from engine.rules.game import SYMMETRIES
     if args.search == "1ply":
         evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS)
@@ -161,8 +163,6 @@ def make_evaluator(args):
             from engine.nets.evaluator import SymmetricEvaluator
             evaluator = SymmetricEvaluator(evaluator, symmetries)
         return evaluator
-    if args.search_prior == "none":
-        return load_evaluator(args.weights or ISN_WEIGHTS)
     from engine.play.search_player import load_prior_evaluator
     return load_prior_evaluator(args.weights)
 
@@ -178,9 +178,10 @@ def build_engine(args):
     one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
                      capture_all_dead=args.capture_all_dead)
     if args.search == "1ply":
-        # kosumi-search's tree, like --search mcts, takes the ISN's prior unless a net is given
-        search_evaluator = load_prior_evaluator if args.weights is None and \
-            args.evaluator == "net" else None
+        # kosumi-search's tree takes the prior --search mcts would: the named or the default net
+        # alone (not averaged over the symmetries: eight times the cost a node)
+        search_evaluator = (lambda: load_prior_evaluator(args.weights)) \
+            if args.evaluator == "net" else None
         engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
                               size=args.size, search_evaluator=search_evaluator)
     else:

@@ -51,12 +51,11 @@ def shipped_weights_path(name):
     return installed if installed.exists() and not checkout.exists() else checkout
 
 
-# The 1-ply player's net, the stronger one there: the soft-segmentation net won 21.5% of 200 games
-# against GNU Go level 1 where the ISN won 3.8% (BENCHMARKS.md).
+# The 1-ply player's net and the search's prior, the stronger one in both: the soft-segmentation
+# net won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the search's
+# prior (asked at eight times fewer nodes) it won more games at equal time (BENCHMARKS.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
-# The ISN stays the search's prior (and the net of the CSA* data generator): one prior call costs
-# it about 1.5 ms on 9x9 against the soft-segmentation net's 20, and every search row in
-# BENCHMARKS.md was measured with it.
+# The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).
 ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")
 
 

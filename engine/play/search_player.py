@@ -11,7 +11,9 @@ The prior. The evaluator's value of each successor, in points for the mover, bec
 probability 1 / (1 + exp(-value / prior_scale)) given to the child as net_prior_visits games
 (Gelly & Silver's equivalent experience), and a Boltzmann probability exp(beta * value) shown as
 the move's `prior` in analysis. The evaluator is called once per expanded node, so its cost per
-simulation falls as prior_threshold (the visits a node needs before it asks) rises.
+simulation falls as prior_threshold (the visits a node needs before it asks) rises: by default 8
+for the ISN and 64 for the soft-segmentation net, whose calls cost about ten times as much
+(default_prior_threshold(): a simulation then costs 1.7 times the ISN's at 8).
 
 Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
 seed and its own evaluator, a twin of the player's: the playouts and the networks' arithmetic
@@ -50,13 +52,27 @@ LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on larg
                                      # they stand in for the net's prior (see SearchPlayer)
 
 
+SOFTSEG_PRIOR_THRESHOLD = 64    # visits before a node asks the soft-segmentation net: 1.7 times
+                                # the ISN's time a simulation at the ISN's 8 (BENCHMARKS.md)
+
+
 def load_prior_evaluator(weights=None):
     """The evaluator of a search's prior, with the search's cache: the weight file's, by default
-    the ISN's (weights.ISN_WEIGHTS: its prior calls cost a tenth of the soft-segmentation net's).
-    Raises weights.WeightFileError naming the file."""
+    the shipped soft-segmentation net (weights.DEFAULT_WEIGHTS: a better prior than the ISN's per
+    simulation and at equal time, BENCHMARKS.md). Raises weights.WeightFileError naming the
+    file."""
     from engine.nets.evaluator import load_evaluator
-    from engine.nets.weights import ISN_WEIGHTS
-    return load_evaluator(weights or ISN_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
+    from engine.nets.weights import DEFAULT_WEIGHTS
+    return load_evaluator(weights or DEFAULT_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
+
+
+def default_prior_threshold(evaluator):
+    """The visits a node needs before it asks `evaluator` for its children's prior: fewer calls
+    for the dearer soft-segmentation net."""
+    from engine.nets.evaluator import SoftSegEvaluator
+    if isinstance(evaluator, SoftSegEvaluator):
+        return SOFTSEG_PRIOR_THRESHOLD
+    return DEFAULT_NET_PRIOR_THRESHOLD
 
 
 @dataclass
@@ -126,11 +142,12 @@ class SearchPlayer:
     their successor values hardly differ in the opening, so their prior (every move a likely
     loss) left the search to the playouts, which cannot tell the opening's points apart, and it
     opened on the second line; the rules of thumb favour the empty third and fourth lines (and
-    the tree leaves the far edge moves out, engine/search/tree.pyx)."""
+    the tree leaves the far edge moves out, engine/search/tree.pyx). prior_threshold None:
+    default_prior_threshold(evaluator)."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
-                 prior_visits=DEFAULT_NET_PRIOR, prior_threshold=DEFAULT_NET_PRIOR_THRESHOLD,
+                 prior_visits=DEFAULT_NET_PRIOR, prior_threshold=None,
                  prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=None,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
                  rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
@@ -153,6 +170,8 @@ class SearchPlayer:
         self.use_prior = use_prior
         self.knowledge_visits = knowledge_visits
         self.prior_scale = prior_scale
+        if prior_threshold is None:
+            prior_threshold = default_prior_threshold(evaluator)
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
                                  net_prior_visits=prior_visits,

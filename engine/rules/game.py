@@ -447,38 +447,37 @@ def _colours_without_dead(board, dead):
     return colours, dead_black, dead_white
 
 
-def _empty_regions(board, colours):
-    """Yield (size, bordering colours) for each connected region of EMPTY points."""
+def empty_regions(board, colours):
+    """Yield (points, bordering colours) for each connected region of EMPTY points of `colours`
+    (a colour per loc, WALL off the board)."""
     stride = board.stride
     seen = set()
     for start in board.points():
         if colours[start] != EMPTY or start in seen:
             continue
         seen.add(start)
-        stack = [start]
-        count = 0
-        borders = set()
+        region, stack, borders = [start], [start], set()
         while stack:
             p = stack.pop()
-            count += 1
             for q in (p - stride, p - 1, p + 1, p + stride):
                 c = colours[q]
                 if c == EMPTY:
                     if q not in seen:
                         seen.add(q)
+                        region.append(q)
                         stack.append(q)
                 elif c != WALL:
                     borders.add(c)
-        yield count, borders
+        yield region, borders
 
 
 def _territories(board, colours):
     black = white = 0
-    for count, borders in _empty_regions(board, colours):
+    for region, borders in empty_regions(board, colours):
         if borders == {BLACK}:
-            black += count
+            black += len(region)
         elif borders == {WHITE}:
-            white += count
+            white += len(region)
     return black, white
 
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE
 from engine.nets.weights import read_npz, shipped_weights_path
-from engine.rules.game import connected_parts, pass_alive
+from engine.rules.game import connected_parts, empty_regions, pass_alive
 from engine.search.playout import mean_ownership
 from engine.search.tree import TreeSearch
 
@@ -625,27 +625,10 @@ def area_map(board, dead=()):
     """Owner of every loc by flood fill after `dead` stones are taken off: BLACK, WHITE, or
     EMPTY for neutral points (and WALL off the board)."""
     colours = _colours_after_removal(board, dead)
-    stride = board.stride
     owner = list(colours)
-    seen = set()
-    for start in board.points():
-        if colours[start] != EMPTY or start in seen:
-            continue
-        part, borders, stack = [start], set(), [start]
-        seen.add(start)
-        while stack:
-            p = stack.pop()
-            for q in (p - stride, p - 1, p + 1, p + stride):
-                c = colours[q]
-                if c == EMPTY:
-                    if q not in seen:
-                        seen.add(q)
-                        part.append(q)
-                        stack.append(q)
-                elif c != WALL:
-                    borders.add(c)
+    for region, borders in empty_regions(board, colours):
         value = borders.pop() if len(borders) == 1 else EMPTY
-        for p in part:
+        for p in region:
             owner[p] = value
     return owner
 
