@@ -863,8 +863,8 @@ def test_large_boards_search_with_rules_of_thumb_instead_of_the_nets_prior():
     from engine.gtp.main import build_engine, build_parser
     parser = build_parser()
     player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts"])).player
-    assert player.settings_for(9) == (True, 0) and player.settings_for(13) == (True, 0)
-    assert player.settings_for(15) == (False, 60) and player.settings_for(19) == (False, 60)
+    assert player.settings_for(9) == (True, 0) and player.settings_for(12) == (True, 0)
+    assert player.settings_for(13) == (False, 60) and player.settings_for(19) == (False, 60)
     player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
                                              "--search-prior", "net"])).player
     assert player.settings_for(19) == (True, 60)

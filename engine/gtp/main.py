@@ -19,7 +19,7 @@ EXIT_BAD_SETUP = 2
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
     from engine.play.search_player import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
-                                           SOFTSEG_PRIOR_THRESHOLD)
+                                           RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD)
     from engine.search.playout import PLAYOUT_TACTICS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                     DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
@@ -77,8 +77,9 @@ def build_parser():
                         help="search threads (root-parallel trees; default: %(default)d)")
     search.add_argument("--search-prior", choices=("auto", "net", "none"), default="auto",
                         help="the tree's prior: the net's successor values, or none (even); "
-                             f"auto (the default): the net's below {LARGE_BOARD_LINES} lines, "
-                             "none from there (the shipped nets learnt 9x9)")
+                             f"auto (the default): the net's below {RULES_OF_THUMB_LINES} "
+                             "lines, none from there (the shipped nets learnt 9x9, and a net's "
+                             "call costs more playouts the larger the board)")
     search.add_argument("--prior-visits", type=number(minimum=0, what="prior visits"),
                         default=DEFAULT_NET_PRIOR,
                         help="games of equivalent experience the prior is worth (default: "
@@ -89,7 +90,7 @@ def build_parser():
                              "(captures, escapes, self-ataris, patterns, empty edges and, from "
                              f"{LARGE_BOARD_LINES} lines, empty third and fourth lines; see "
                              "engine/search/tree.pyx); default: "
-                             f"{DEFAULT_KNOWLEDGE_PRIOR:g} below {LARGE_BOARD_LINES} lines, "
+                             f"{DEFAULT_KNOWLEDGE_PRIOR:g} below {RULES_OF_THUMB_LINES} lines, "
                              f"{LARGE_BOARD_KNOWLEDGE_PRIOR:g} from there")
     search.add_argument("--playout-tactics", choices=PLAYOUT_TACTICS, default="mogo",
                         help="the playouts' tactics: mogo = MoGo's (escape from atari, capture, "

@@ -35,7 +35,7 @@ from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                 DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                 DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
-                                DEFAULT_VALUE_WEIGHT, LARGE_BOARD_LINES, TreeSearch)
+                                DEFAULT_VALUE_WEIGHT, TreeSearch)
 
 log = logging.getLogger("kosumi.search")
 
@@ -50,6 +50,7 @@ FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the G
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
 LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on large boards, where
                                      # they stand in for the net's prior (see SearchPlayer)
+RULES_OF_THUMB_LINES = 13       # boards from this many lines are large for the defaults above
 
 
 SOFTSEG_PRIOR_THRESHOLD = 64    # visits before a node asks the soft-segmentation net: 1.7 times
@@ -137,13 +138,15 @@ class SearchPlayer:
     """Monte-Carlo tree search with the evaluator's prior (module docstring).
 
     use_prior and knowledge_visits None (the defaults) depend on the board: below
-    LARGE_BOARD_LINES lines the net's prior and no rules of thumb; from there no net prior and
-    LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb. The shipped nets learnt 9x9: on 19x19
-    their successor values hardly differ in the opening, so their prior (every move a likely
-    loss) left the search to the playouts, which cannot tell the opening's points apart, and it
-    opened on the second line; the rules of thumb favour the empty third and fourth lines (and
-    the tree leaves the far edge moves out, engine/search/tree.pyx). prior_threshold None:
-    default_prior_threshold(evaluator)."""
+    RULES_OF_THUMB_LINES lines the net's prior and no rules of thumb; from there no net prior
+    and LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb. The shipped nets learnt 9x9: on
+    19x19 their successor values hardly differ in the opening, so their prior (every move a
+    likely loss) left the search to the playouts, which cannot tell the opening's points apart,
+    and it opened on the second line; the rules of thumb favour the empty third and fourth lines
+    from LARGE_BOARD_LINES (and the tree leaves the far edge moves out there,
+    engine/search/tree.pyx). On 13x13 a net's call costs so many playouts that at equal time
+    the search without it won most games against either net's prior (BENCHMARKS.md).
+    prior_threshold None: default_prior_threshold(evaluator)."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
@@ -230,7 +233,7 @@ class SearchPlayer:
 
     def settings_for(self, size):
         """(use the net's prior, games of rules of thumb) on a board of `size` lines."""
-        large = size >= LARGE_BOARD_LINES
+        large = size >= RULES_OF_THUMB_LINES
         use_prior = not large if self.use_prior is None else self.use_prior
         knowledge = self.knowledge_visits
         if knowledge is None:
