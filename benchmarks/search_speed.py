@@ -24,7 +24,6 @@ from engine.play.search_player import SearchPlayer, load_prior_evaluator  # noqa
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
 from engine.search import playout  # noqa: E402
-from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD  # noqa: E402
 
 
 def middle_game(size, moves=40, seed=3):
@@ -71,7 +70,8 @@ def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tacti
                 started = time.perf_counter()
                 analysis = player.search(game, game.to_move)
                 elapsed = time.perf_counter() - started
-                prior = f"net prior at {threshold} visits" if use_prior else "no prior"
+                asked_at = player.tree_options["net_prior_threshold"]
+                prior = f"net prior at {asked_at} visits" if use_prior else "no prior"
                 if knowledge_visits:
                     prior += f" + knowledge {knowledge_visits:g}"
                 prior += f", {playout_tactics} playouts"
@@ -90,15 +90,15 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per search row")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--weights", help="the prior's weight file (default: the search's, "
-                                          "weights/isn_9x9.npz)")
+                                          "weights/softseg_9x9.npz)")
     parser.add_argument("--knowledge-prior", type=float, default=0.0,
                         help="games of the rules of thumb in every node's prior (default: 0)")
     parser.add_argument("--playout-tactics", default="mogo",
                         help="the playout tactics to time, comma-separated, of "
                              f"{','.join(playout.PLAYOUT_TACTICS)} (default: %(default)s)")
-    parser.add_argument("--prior-thresholds", default=str(DEFAULT_NET_PRIOR_THRESHOLD),
-                        help="the visits a node needs before it asks the net, comma-separated "
-                             "(default: %(default)s)")
+    parser.add_argument("--prior-thresholds", default="default",
+                        help="the visits a node needs before it asks the net, comma-separated; "
+                             "'default': the search's for that net (default: %(default)s)")
     parser.add_argument("--last-good-reply", default="off",
                         help="the playouts' last good replies, comma-separated, of off,on "
                              "(default: %(default)s)")
@@ -118,7 +118,7 @@ def main():
         evaluator = load_prior_evaluator(args.weights)
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
                     args.knowledge_prior, tactics_list,
-                    [int(t) for t in args.prior_thresholds.split(",")],
+                    [None if t == "default" else int(t) for t in args.prior_thresholds.split(",")],
                     [name == "on" for name in replies_names])
 
 
