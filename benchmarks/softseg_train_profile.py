@@ -18,7 +18,6 @@ itself, not a pyenv shim.
 import argparse
 import hashlib
 import operator
-import os
 import pickle
 import sys
 import tempfile

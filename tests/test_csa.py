@@ -2,14 +2,13 @@
 diagrams, the two counts and the doubtful flag, the shipped classifier on classic final
 positions, the cascade against direct classification, and the classifier file's refusals."""
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import load_board, vertex, vertices
-from engine.rules.board import BLACK, EMPTY, WHITE
+from engine.rules.board import BLACK, WHITE
 from engine.rules.game import GameState, Rules
 from engine.scoring import csa, deadstones
 

@@ -4,7 +4,8 @@ features (ladders far from the move included), and the neurogo network built on 
 import numpy as np
 import pytest
 
-from conftest import load_board, vertex
+from conftest import (LADDER, board_from_grid, board_grid, load_board, symmetries, vertex,
+                      with_stones)
 from engine.rules.board import BLACK, EMPTY, NO_LOC, WHITE, Board
 from engine.rules.coords import format_vertex
 from engine.nets import features as F
@@ -39,26 +40,6 @@ def random_board(size, moves, rng):
             board.play(legal[rng.integers(len(legal))], colour)
         colour = 3 - colour
     return board, colour
-
-
-def symmetries(grid):
-    images = []
-    for k in range(4):
-        rotated = np.rot90(grid, k)
-        images.append(np.ascontiguousarray(rotated))
-        images.append(np.ascontiguousarray(np.fliplr(rotated)))
-    return images
-
-
-def board_from_grid(grid):
-    symbol = {EMPTY: ".", BLACK: "X", WHITE: "O"}
-    return Board.from_ascii("\n".join("".join(symbol[int(c)] for c in row) for row in grid))
-
-
-def board_grid(board):
-    stride = board.stride
-    return np.array([[board.get(r * stride + c) for c in range(1, stride - 1)]
-                     for r in range(1, stride - 1)])
 
 
 # ------------------------------------------------------------------------------- the registry
@@ -140,29 +121,6 @@ def test_liberties_if_played_count_the_captured_stones():
     assert value_at(CAPTURE_TO_LIVE, WHITE, "liberties_if_own_plays", "A5") == 2
     assert value_at(CAPTURE_TO_LIVE, WHITE, "liberties_if_opponent_plays", "A5") == 0
     assert value_at(CAPTURE_TO_LIVE, WHITE, "liberties_if_own_plays", "A4") == -1   # occupied
-
-
-LADDER = """
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . X . . . . . . .
-    . X O X . . . . .
-    . . X . . . . . .
-    . . . . . . . . .
-"""
-
-
-def with_stones(diagram, changes):
-    board = load_board(diagram)
-    rows = [[{0: ".", BLACK: "X", WHITE: "O"}[board.get(board.loc(r, c))] for c in range(board.size)]
-            for r in range(board.size)]
-    for text, stone in changes.items():
-        row, col = board.row_col(vertex(text, board.size))
-        rows[row][col] = stone
-    return "\n".join(" ".join(row) for row in rows)
 
 
 def test_ladder_if_played_reads_the_whole_ladder():

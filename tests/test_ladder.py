@@ -1,34 +1,9 @@
 """Ladder reader: captured ladders, breakers, edge ladders, escape by capturing, depth bound."""
 import pytest
 
-from conftest import load_board, vertex
-from engine.rules.board import BLACK, PASS, WHITE, Board
+from conftest import LADDER, load_board, vertex, with_stones
+from engine.rules.board import BLACK, PASS, Board
 from engine.rules.game import ladder_captured
-
-# White C3 is in atari (liberty C4). Running out, it is chased up and to the right, with
-# 2 liberties after every step, until the top edge.
-LADDER = """
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . . . . . . . . .
-    . X . . . . . . .
-    . X O X . . . . .
-    . . X . . . . . .
-    . . . . . . . . .
-"""
-
-
-def with_stones(diagram, changes):
-    """The diagram with stones added: changes maps a GTP vertex to "X" or "O"."""
-    board = load_board(diagram)
-    rows = [[{0: ".", BLACK: "X", WHITE: "O"}[board.get(board.loc(r, c))] for c in range(board.size)]
-            for r in range(board.size)]
-    for text, stone in changes.items():
-        row, col = board.row_col(vertex(text, board.size))
-        rows[row][col] = stone
-    return "\n".join(" ".join(row) for row in rows)
 
 
 def read(diagram, stone, attacker_moves_first, **options):

@@ -3,6 +3,7 @@ incremental successor evaluation, Table IV targets."""
 import numpy as np
 import pytest
 
+from conftest import board_from_grid, board_grid, symmetries
 from engine.rules.board import BLACK, EMPTY, WHITE, Board
 from engine.nets import network as isn
 from engine.nets.network import Network
@@ -27,16 +28,6 @@ def random_inputs(size, rng):
     return grid
 
 
-def symmetries(grid):
-    """The 8 images of a (stride, stride, ...) array: rot90^k, then optionally mirrored."""
-    images = []
-    for k in range(4):
-        rotated = np.rot90(grid, k)
-        images.append(np.ascontiguousarray(rotated))
-        images.append(np.ascontiguousarray(np.fliplr(rotated)))
-    return images
-
-
 def random_board(size, moves, rng, allow_suicide=False):
     board = Board(size)
     colour = BLACK
@@ -46,17 +37,6 @@ def random_board(size, moves, rng, allow_suicide=False):
             board.play(legal[rng.integers(len(legal))], colour, allow_suicide)
         colour = 3 - colour
     return board, colour
-
-
-def board_from_grid(grid):
-    symbol = {EMPTY: ".", BLACK: "X", WHITE: "O"}
-    return Board.from_ascii("\n".join("".join(symbol[int(c)] for c in row) for row in grid))
-
-
-def board_grid(board):
-    stride = board.stride
-    return np.array([[board.get(r * stride + c) for c in range(1, stride - 1)]
-                     for r in range(1, stride - 1)])
 
 
 # ------------------------------------------------------------------------------- the 714

@@ -3,7 +3,6 @@ figure and scoreStdev of the analysis lines; --override-version; Lizzie 0.7.4's 
 import io
 import re
 
-import numpy as np
 import pytest
 
 from conftest import vertices

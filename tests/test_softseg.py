@@ -1,6 +1,5 @@
 """NeuroGo 3's soft-segmentation network (engine/nets/softseg.pyx): the pathfinder, the weight
 selection, the gradient, the rich signal, the evaluator, weight files and a tiny training run."""
-import itertools
 import json
 import subprocess
 import sys

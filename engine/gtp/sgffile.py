@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from sgfmill import sgf
 
 from engine import __version__
-from engine.rules.board import BLACK, EMPTY, PASS, WHITE, Board, IllegalMove
+from engine.rules.board import BLACK, PASS, WHITE, Board, IllegalMove
 from engine.rules.board import _board_from_state
 from engine.rules.coords import board_points, format_vertex, from_sgfmill, parse_vertex, to_sgfmill
 from engine.rules.game import MAX_SIZE, MIN_SIZE, GameState, Rules

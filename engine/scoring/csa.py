@@ -163,7 +163,7 @@ class BoardFeatures:
 
     def __init__(self, board):
         self.board = board
-        size = self.size = board.size
+        self.size = board.size
         stride = self.stride = board.stride
         self.points = board.points()
         colours = self.colours = [WALL] * board.num_locs

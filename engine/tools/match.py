@@ -697,16 +697,16 @@ def read_match(out_dir):
     if os.path.exists(games_path):
         with open(games_path) as stream:
             lines = stream.read().split("\n")[:-1]     # each written whole ends with "\n"
-    for number, line in enumerate(lines, start=1):
+    for line_number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
             moves = [(colour, None if move is None else tuple(move))
                      for colour, move in record.pop("move_list")]
             result = GameResult(**record)
         except (ValueError, KeyError, TypeError) as error:
-            raise MatchAborted(f"{games_path}, line {number}, is damaged: {error!r}") from None
-        if result.number != number:
-            raise MatchAborted(f"{games_path}, line {number}, holds game {result.number}")
+            raise MatchAborted(f"{games_path}, line {line_number}, is damaged: {error!r}") from None
+        if result.number != line_number:
+            raise MatchAborted(f"{games_path}, line {line_number}, holds game {result.number}")
         finished.append((result, moves))
     return commands, config, finished
 
@@ -752,16 +752,16 @@ def run_match(command_a, command_b, config, out_dir, referee_command=None, verbo
                 raise MatchAborted(f"engine {slot.label} ({slot.command}) failed to start: "
                                    f"{error}") from error
         digits = len(str(config.games))
-        for number in range(len(results) + 1, config.games + 1):
-            a_is_black = not config.alternate or number % 2 == 1
+        for game_number in range(len(results) + 1, config.games + 1):
+            a_is_black = not config.alternate or game_number % 2 == 1
             players = ({"b": slots["A"], "w": slots["B"]} if a_is_black
                        else {"b": slots["B"], "w": slots["A"]})
-            game = play_game(number, players, config, referee)
+            game = play_game(game_number, players, config, referee)
             result = game.result
-            result.sgf = f"game-{number:0{digits}d}.sgf"
+            result.sgf = f"game-{game_number:0{digits}d}.sgf"
             first = first_of_key.setdefault(symmetry_key(result.black, game.moves, config.size),
-                                            number)
-            if first != number:
+                                            game_number)
+            if first != game_number:
                 result.duplicate_of = first
                 result.notes.append(f"repeats game {first} (up to rotation and mirroring)")
             write_sgf(os.path.join(out_dir, result.sgf), result, game.moves, config, slots)

@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path

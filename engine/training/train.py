@@ -389,12 +389,12 @@ class Interrupted:
         self.signal_name = None
 
     def install(self):
-        for number in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(number, self._handle)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._handle)
 
-    def _handle(self, number, frame):
+    def _handle(self, signum, frame):
         self.stop = True
-        self.signal_name = signal.Signals(number).name
+        self.signal_name = signal.Signals(signum).name
 
 
 # ------------------------------------------------------------------------------------ trainer
@@ -1043,8 +1043,8 @@ def _evaluation_main(trainer, job, log_path):
     read end of file); the run's lock let go; output to the log file; the matches' lines to
     evals.jsonl as `kosumi-train eval` writes them."""
     trainer_pid = os.getppid()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, signal.SIG_DFL)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
     os.setsid()
     _die_with_parent()
     if os.getppid() != trainer_pid:      # the trainer ended before that took effect
@@ -1234,14 +1234,14 @@ def plot_runs(run_dirs, out=None, window=200):
                 axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
             axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
                       label=f"mean of {window} games" if single else run_dir.name)
-        for opponent_index, opponent in enumerate(opponents):
-            points = sorted((r for r in eval_lines if _curve_label(r) == opponent),
+        for opponent_index, opponent_name in enumerate(opponents):
+            points = sorted((r for r in eval_lines if _curve_label(r) == opponent_name),
                             key=lambda r: r["game"])
             if not points:
                 continue
             colour = f"C{opponent_index + 1}" if single else f"C{run_index}"
             style = "o-" if single else styles[opponent_index % len(styles)]
-            label = f"vs {opponent}" if single else f"{run_dir.name} vs {opponent}"
+            label = f"vs {opponent_name}" if single else f"{run_dir.name} vs {opponent_name}"
             x = [r["game"] for r in points]
             y = [r["win_rate"] for r in points]
             low = [r["win_rate"] - r["win_rate_95"][0] for r in points]
