@@ -1096,17 +1096,11 @@ cdef class SoftSegNetwork:
                     self.num_dirty_h1 += 1
         for k in range(self.num_dirty_h1):
             self.hidden_cell(self.dirty_h1[k])
+        # the second level within the windows of those; a changed input's type also changes
+        # the weights of its own window's second level, and its point is among the dirty
+        # first hidden units (field 0 is the point itself), so that window is covered
         for k in range(self.num_dirty_h1):
             p = self.dirty_h1[k]
-            for f in range(NUM_FIELDS):
-                q = p + self.offsets[f]
-                if self.types[q] >= 0 and self.level2_mark[q] != self.mark_epoch:
-                    self.level2_mark[q] = self.mark_epoch
-                    self.dirty_level2[self.num_dirty_level2] = q
-                    self.num_dirty_level2 += 1
-        # changed inputs also change the second level of their own windows through the types
-        for k in range(self.num_changed_inputs):
-            p = self.changed_inputs[k]
             for f in range(NUM_FIELDS):
                 q = p + self.offsets[f]
                 if self.types[q] >= 0 and self.level2_mark[q] != self.mark_epoch:
