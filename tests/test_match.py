@@ -11,8 +11,8 @@ from sgfmill import boards, sgf
 
 from engine.tools import match
 from engine.tools.gtp_client import find_gnugo
-from engine.tools.match import (DOUBTFUL_MARK, IllegalMove, MatchConfig, RulesBoard, format_summary,
-                                run_match, wilson_interval)
+from engine.tools.match import (DOUBTFUL_MARK, IllegalMove, MatchConfig, RulesBoard, elo_difference,
+                                format_summary, run_match, wilson_interval)
 
 GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None,
@@ -208,6 +208,14 @@ def test_wilson_interval():
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 
+def test_elo_difference():
+    assert elo_difference(0.5) == 0.0
+    assert elo_difference(10 / 11) == pytest.approx(400.0)       # odds 10:1 are 400 points
+    assert elo_difference(0.25) == pytest.approx(-190.85, abs=0.01)
+    assert elo_difference(0.25) == pytest.approx(-elo_difference(0.75))
+    assert elo_difference(0.0) is None and elo_difference(1.0) is None
+
+
 # --- games with fake engines ----------------------------------------------------------------------
 
 def test_scored_games_and_alternating_colours(tmp_path, fake):
@@ -228,6 +236,11 @@ def test_scored_games_and_alternating_colours(tmp_path, fake):
     assert summary["black_wins"] == 1 and summary["white_wins"] == 1
     assert summary["mean_margin_a"] == pytest.approx((24.5 + 25.5) / 2)
     assert summary["win_rate_a"] == 1.0
+    assert summary["elo_a"] is None                    # 2 wins of 2: no finite difference fits
+    low = summary["elo_a_95"][0]
+    assert low == pytest.approx(elo_difference(wilson_interval(2, 2)[0]))
+    assert summary["elo_a_95"][1] is None
+    assert f"A's Elo difference +inf (95% interval {low:+.0f} to +inf)" in format_summary(summary)
     assert summary["repeated_games"] == [] and summary["distinct"]["games"] == 2
     game = load_sgf(out_dir / "game-1.sgf")
     assert game.get_root().get("RE") == "B+24.5"

@@ -4,7 +4,8 @@ Reading order: main() parses the command line and calls run_match(), which plays
 one with play_game(). play_game() drives both engines move by move, checks every move with
 RulesBoard, and ends the game on two passes, a resignation, the move cap or a forfeit; games that
 end on the board are scored by score_game(). summarise() turns the GameResults into summary.json
-and the printed table.
+and the printed table: A's win rate with its 95% Wilson interval, the same as an Elo
+difference, and the mean margin.
 
 The match tool is the judge: it keeps its own board (sgfmill's, plus the ko and superko rules
 below) and does not trust either engine about legality. An engine forfeits the game when it plays
@@ -546,6 +547,14 @@ def wilson_interval(successes, trials, z=WILSON_Z):
     return low, high
 
 
+def elo_difference(score):
+    """A's rating minus B's under the Elo model that gives A this expected score (wins plus half
+    the draws, over games); None at 0 or 1, where no finite difference fits."""
+    if not 0.0 < score < 1.0:
+        return None
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
 def summarise(results, config, slots, referee_command=None, interrupted=False):
     """Everything summary.json holds; counts come from `results` only."""
     engines = {}
@@ -592,6 +601,9 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
         "draws": sum(r.winner is None for r in results),
         "win_rate_a": a_points / games if games else None,
         "win_rate_a_95": [low, high] if games else None,
+        # the interval's ends mapped through the same model (None: unbounded that way)
+        "elo_a": elo_difference(a_points / games) if games else None,
+        "elo_a_95": [elo_difference(low), elo_difference(high)] if games else None,
         "scored_games": len(scored),
         "mean_margin_a": sum(margins_for_a) / len(scored) if scored else None,
         "mean_margin_black": sum(r.margin for r in scored) / len(scored) if scored else None,
@@ -615,6 +627,10 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
     }
 
 
+def format_elo(value, unbounded):
+    return unbounded if value is None else f"{value:+.0f}"
+
+
 def format_summary(summary):
     lines = []
     interrupted = " (interrupted)" if summary["interrupted"] else ""
@@ -636,6 +652,11 @@ def format_summary(summary):
         low, high = summary["win_rate_a_95"]
         lines.append(f"  A win rate {100 * summary['win_rate_a']:.1f}% "
                      f"(95% interval {100 * low:.1f}%-{100 * high:.1f}%, draws count half)")
+        elo_low, elo_high = summary["elo_a_95"]
+        unbounded = "+inf" if summary["win_rate_a"] >= 1 else "-inf"
+        lines.append(f"  A's Elo difference {format_elo(summary['elo_a'], unbounded)} "
+                     f"(95% interval {format_elo(elo_low, '-inf')} to "
+                     f"{format_elo(elo_high, '+inf')})")
     if summary["scored_games"]:
         lines.append(f"  mean margin for A {summary['mean_margin_a']:+.2f} over "
                      f"{summary['scored_games']} scored games "
