@@ -1,5 +1,6 @@
 """The TD self-play trainer: learning, checkpoints, resumption, kill -9, logs, workers, plots."""
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -616,7 +617,8 @@ def test_a_new_run_can_start_from_a_net_kosumi_train_wrote(tmp_path):
     settings = json.loads((run_dir / "settings.json").read_text())
     assert settings == {**file_metadata["trainer"]["settings"], "learning_rate": 2e-5, "seed": 9}
     assert read_log(run_dir)[0] == {"type": "start", "game": 3, "from_weights": str(net),
-                                    "params_sha256": file_metadata["params_sha256"]}
+                                    "params_sha256": file_metadata["params_sha256"],
+                                    "history": file_metadata["trainer"]["history"]}
     assert [line["game"] for line in game_lines(run_dir)] == [4, 5]
     assert train.Trainer.resume(run_dir).games_trained == 5
     # its "initial" opponent is the net it started from
@@ -624,6 +626,80 @@ def test_a_new_run_can_start_from_a_net_kosumi_train_wrote(tmp_path):
                        "--games", "1"]) == 0
     evals = [json.loads(line) for line in (run_dir / "evals.jsonl").read_text().splitlines()]
     assert evals[0]["opponent_checkpoint"] == "000000003"
+
+
+def history_of(path):
+    return weight_files.load_weights(path)[1]["trainer"]["history"]
+
+
+def test_the_weights_carry_the_runs_curves_to_a_run_started_from_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(train, "HISTORY_BLOCK", 2)
+    first = tmp_path / "first"
+    train.main(["--run-dir", str(first), "--size", "5", "--games", "3", "--workers", "1",
+                "--seed", "2", "--no-progress", "--eval-every", "3", "--eval-games", "1"])
+    games = game_lines(first)
+    net = first / "checkpoints" / "000000003" / "weights.npz"
+    history = history_of(net)
+    assert history["block"] == 2
+    assert history["blocks"] == [
+        [1, 2, round((games[0]["loss"] + games[1]["loss"]) / 2, 6), 2,
+         (games[0]["length"] + games[1]["length"]) / 2],
+        [3, 1, games[2]["loss"], 1, games[2]["length"]]]
+    evaluations = [{key: line[key] for key in train.HISTORY_EVAL_KEYS if key in line}
+                   for line in read_log(first) if line["type"] == "eval"]
+    assert evaluations and history["evals"] == evaluations
+    # the directory is gone (another machine): a run from the file goes on with its curves
+    shutil.copy(net, tmp_path / "net.npz")
+    shutil.rmtree(first)
+    second = tmp_path / "second"
+    train.main(["--run-dir", str(second), "--from-weights", str(tmp_path / "net.npz"),
+                "--games", "5", "--workers", "1", "--no-progress", "--seed", "9"])
+    later = game_lines(second)
+    carried = history_of(second / "checkpoints" / "000000005" / "weights.npz")
+    assert carried["blocks"][0] == history["blocks"][0]
+    games_3_and_4 = [3, 2, round((games[2]["loss"] + later[0]["loss"]) / 2, 6), 2,
+                     (games[2]["length"] + later[0]["length"]) / 2]
+    assert carried["blocks"][1] == pytest.approx(games_3_and_4)
+    assert carried["blocks"][2] == [5, 1, later[1]["loss"], 1, later[1]["length"]]
+    assert carried["evals"] == history["evals"]
+    # and a resumption rebuilds it from the log, with the offline evaluations
+    assert train.main(["eval", str(second), "--checkpoints", "5", "--opponents", "initial",
+                       "--games", "1"]) == 0
+    trainer = train.Trainer.resume(second)
+    resumed = trainer.trainer_metadata()["history"]
+    trainer.close()
+    assert resumed["blocks"] == carried["blocks"]
+    assert resumed["evals"][:-1] == evaluations
+    assert (resumed["evals"][-1]["game"], resumed["evals"][-1]["opponent"]) == (5, "initial")
+    # the plot draws it from the run directory and from a weight file alone
+    assert train.main(["plot", str(second), "--out", str(tmp_path / "run.png")]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert train.main(["plot", str(tmp_path / "net.npz")]) == 0
+    assert (tmp_path / "net-training.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_malformed_history_or_none_is_refused_naming_the_file(tmp_path):
+    run_dir = tmp_path / "run"
+    train.Trainer.create(run_dir, tiny_settings()).run(games=1, workers=1, progress=False)
+    network, metadata = weight_files.load_weights(run_dir / "checkpoints" / "000000001" /
+                                                  "weights.npz")
+    broken = tmp_path / "broken.npz"
+    weight_files.save_weights(broken, network, 5, 1, {**metadata["trainer"],
+                                                      "history": {"block": 100, "blocks": [[1]]}})
+    with pytest.raises(SystemExit, match=f"{broken}: cannot start a run from it: its training "
+                                         f"history is malformed"):
+        train.main(["--run-dir", str(tmp_path / "b"), "--from-weights", str(broken)])
+    older = tmp_path / "older.npz"
+    weight_files.save_weights(older, network, 5, 1, {key: value for key, value
+                                                     in metadata["trainer"].items()
+                                                     if key != "history"})
+    with pytest.raises(SystemExit, match=f"{older} holds no training history"):
+        train.main(["plot", str(older), "--out", str(tmp_path / "x.png")])
+    # an older file still starts a run, without curves before it
+    train.main(["--run-dir", str(tmp_path / "c"), "--from-weights", str(older), "--games", "2",
+                "--workers", "1", "--no-progress"])
+    assert [block[:2] for block in history_of(tmp_path / "c" / "checkpoints" / "000000002" /
+                                              "weights.npz")["blocks"]] == [[1, 1]]
 
 
 def test_from_weights_refuses_other_settings_and_files_not_from_the_trainer(tmp_path, capsys):

@@ -5,7 +5,8 @@ Usage:
     kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
     kosumi-train --run-dir RUN_DIR --from-weights NET.npz    a new run from a net kosumi-train wrote
     kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
-    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared)
+    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared;
+                                                             a weight file: the curves it carries)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
                       [--protocol kosumi|neurogo]            match checkpoints (evals.jsonl)
 (`python -m engine.train` is the same program.)
@@ -66,6 +67,8 @@ Run directory:
     LATEST                 the name of the newest complete checkpoint
     evals/                 SGFs and summaries of the evaluation matches, and the output of
                            those played in the background (CHECKPOINT-PROTOCOL.log)
+Each checkpoint's weights also carry the run's curves in brief (RunHistory: means of 100 games,
+the evaluations), so a run started from them elsewhere (--from-weights) keeps its curves.
 A checkpoint is written to a temporary directory and renamed, then LATEST is replaced atomically,
 so a kill -9 at any moment loses at most the games since the last checkpoint. On resume the log is
 cut back to the checkpoint's game counter.
@@ -103,6 +106,10 @@ SETTINGS_FILE = "settings.json"
 SETTINGS_HISTORY_FILE = "settings-changes.jsonl"   # changes made on resume, with their game
 LOG_FILE = "log.jsonl"
 EVALS_FILE = "evals.jsonl"          # offline evaluations (kosumi-train eval)
+HISTORY_BLOCK = 100                 # games per point of the loss and length curves a weight file
+                                    # carries (RunHistory)
+HISTORY_EVAL_KEYS = ("game", "opponent", "protocol", "games", "games_played", "wins", "draws",
+                     "win_rate", "win_rate_95", "mean_margin")
 # Evaluation protocols. kosumi's: the run's komi, colours alternating, the engine's own play
 # settings. NeuroGo's test (Enzenberger 2003, section 3.2): the net always Black, komi 5.5, every
 # move Gibbs-sampled at T = 0.33 over the paper's score (half the area margin: beta = 1 / 0.66
@@ -414,6 +421,7 @@ class StartingNet:
     games_trained: int
     stats: dict
     params_sha256: str
+    history: dict = None       # RunHistory.to_json() of the run that wrote it (None: older files)
 
     @classmethod
     def load(cls, path):
@@ -429,13 +437,16 @@ class StartingNet:
             if settings.size != metadata["board_size"]:
                 raise ValueError(f"its training settings say size {settings.size}, its "
                                  f"board_size {metadata['board_size']}")
+            history = trainer.get("history")
+            if history is not None:
+                RunHistory().merge(history)          # refuses a malformed one
         except weight_files.WeightFileError as error:
             raise SystemExit(f"kosumi-train: {error}") from None
         except (ValueError, TypeError) as error:
             raise SystemExit(f"kosumi-train: {path}: cannot start a run from it: {error}") from None
         stats = {**new_stats(), **trainer.get("stats", {})}
         return cls(path, network, settings, metadata["games_trained"], stats,
-                   metadata["params_sha256"])
+                   metadata["params_sha256"], history)
 
 
 class Trainer:
@@ -454,6 +465,7 @@ class Trainer:
         self.last_checkpoint = None
         self.eval_history = []
         self.background_evals = []    # evaluate_in_background's queue, the running one first
+        self.history = RunHistory()   # the log in brief, for the weight files
         self._lock = _lock_run(self.run_dir)
 
     def close(self):
@@ -480,9 +492,12 @@ class Trainer:
         else:
             record = {"type": "start", "game": start.games_trained, "from_weights": str(start.path),
                       "params_sha256": start.params_sha256}
+            if start.history is not None:
+                record["history"] = start.history
             _write_atomic(run_dir / LOG_FILE, json.dumps(record) + "\n")
             trainer = cls(run_dir, settings, start.network, start.games_trained,
                           stats=start.stats)
+            trainer.history = RunHistory.from_log(run_dir / LOG_FILE)
         trainer.checkpoint()
         return trainer
 
@@ -507,6 +522,7 @@ class Trainer:
         trainer.eval_history = state.get("eval_history", [])
         trainer.background_evals = state.get("background_evals", [])
         _truncate_log(run_dir / LOG_FILE, trainer.games_trained)
+        trainer.history = RunHistory.from_log(run_dir / LOG_FILE)
         return trainer
 
     def change_settings(self, changes):
@@ -535,8 +551,10 @@ class Trainer:
         return "shortcut" if self.games_trained < self.settings.shortcut_games else "all"
 
     def trainer_metadata(self):
+        evaluations = [line for line in _read_jsonl(self.run_dir / EVALS_FILE)
+                       if line.get("type") == "eval" and line["game"] <= self.games_trained]
         return {"name": "kosumi-train", "settings": self.settings.to_json(), "phase": self.phase,
-                "stats": dict(self.stats)}
+                "stats": dict(self.stats), "history": self.history.to_json(evaluations)}
 
     def checkpoint(self):
         """Write checkpoints/<games>/ atomically and point LATEST at it."""
@@ -695,6 +713,7 @@ class Trainer:
                         **game.summary, **tags}
                 log.write(json.dumps(line) + "\n")
                 log.flush()
+                self.history.add_game(line)
                 recent.append(game.summary)
                 _update_bar(bar, recent, mean_loss, started, self.games_trained - games_at_start,
                             pool)
@@ -737,6 +756,7 @@ class Trainer:
             if line is not None:
                 log.write(json.dumps(line) + "\n")
                 log.flush()
+                self.history.add_eval(line)
         self.eval_history.append(current.name)
         self.checkpoint()     # the same games again, now with this evaluation done
 
@@ -1077,11 +1097,7 @@ def _die_with_parent():
 
 def _evaluation_lines(run_dir, name, protocol):
     """The lines of evals.jsonl about checkpoint `name` under `protocol`."""
-    path = Path(run_dir) / EVALS_FILE
-    if not path.exists():
-        return []
-    lines = [json.loads(text) for text in path.read_text().splitlines() if text.strip()]
-    return [line for line in lines if line.get("game") == int(name)
+    return [line for line in _read_jsonl(Path(run_dir) / EVALS_FILE) if line.get("game") == int(name)
             and line.get("protocol", KOSUMI_PROTOCOL) == protocol]
 
 
@@ -1142,6 +1158,88 @@ def _truncate_log(path, games_trained):
     _write_atomic(path, "".join(line + "\n" for line in kept))
 
 
+class RunHistory:
+    """A run's curves in brief: the mean loss and game length of every HISTORY_BLOCK games, and
+    its evaluation results. Every checkpoint's weight file carries it (trainer metadata,
+    "history"), so the curves go with the net: a run started from that file (--from-weights, on
+    another machine when the run directory is gone) begins with them, and `kosumi-train plot`
+    draws them from a run directory or from the weight file itself."""
+
+    def __init__(self):
+        self.blocks = {}      # first game of a block -> [games, loss sum, games with a loss,
+                              # length sum]
+        self.evals = []
+
+    def add_game(self, line):
+        first = (line["game"] - 1) // HISTORY_BLOCK * HISTORY_BLOCK + 1
+        block = self.blocks.setdefault(first, [0, 0.0, 0, 0.0])
+        block[0] += 1
+        if line["loss"] is not None:
+            block[1] += line["loss"]
+            block[2] += 1
+        block[3] += line["length"]
+
+    def add_eval(self, line):
+        self.evals.append(_history_eval(line))
+
+    @classmethod
+    def from_log(cls, path):
+        """The history in a run's log: its games and evaluations, and in its start record the
+        history of the net the run started from."""
+        history = cls()
+        for record in _read_jsonl(path):
+            if record.get("type") == "game":
+                history.add_game(record)
+            elif record.get("type") == "eval":
+                history.add_eval(record)
+            elif record.get("type") == "start" and "history" in record:
+                history.merge(record["history"])
+        return history
+
+    def merge(self, data):
+        """Add a history in to_json's form; ValueError when it is not one."""
+        try:
+            if data["block"] != HISTORY_BLOCK:
+                raise ValueError(f"blocks of {data['block']} games, not {HISTORY_BLOCK}")
+            for first, games, mean_loss, loss_games, mean_length in data["blocks"]:
+                block = self.blocks.setdefault(int(first), [0, 0.0, 0, 0.0])
+                block[0] += int(games)
+                block[1] += 0.0 if mean_loss is None else float(mean_loss) * int(loss_games)
+                block[2] += int(loss_games)
+                block[3] += float(mean_length) * int(games)
+            for line in data["evals"]:
+                self.add_eval(line)
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"its training history is malformed ({error!r})") from None
+
+    def to_json(self, extra_evals=()):
+        """The compact form kept in weight files, with extra_evals (those of evals.jsonl)."""
+        blocks = [[first, games, round(loss / loss_games, 6) if loss_games else None, loss_games,
+                   round(length / games, 2)]
+                  for first, (games, loss, loss_games, length) in sorted(self.blocks.items())]
+        evals = self.evals + [_history_eval(line) for line in extra_evals]
+        return {"block": HISTORY_BLOCK, "blocks": blocks,
+                "evals": sorted(evals, key=lambda line: line["game"])}
+
+
+def _history_eval(line):
+    return {key: line[key] for key in HISTORY_EVAL_KEYS if key in line}
+
+
+def _read_jsonl(path):
+    """The JSON lines of a file (none when it does not exist; a line cut short by kill -9 is
+    skipped)."""
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
 _RECENT_ARRAYS = ("inputs", "black_to_move", "trained", "final_targets", "final_mask")
 
 
@@ -1199,22 +1297,36 @@ def plot_run(run_dir, out=None, window=200):
     return plot_runs([run_dir], out, window)
 
 
-def _read_run_log(run_dir):
-    """A run's game lines and evaluation lines (log and offline evaluations)."""
-    lines = [json.loads(line) for line in (run_dir / LOG_FILE).read_text().splitlines() if line.strip()]
-    if (run_dir / EVALS_FILE).exists():
-        lines += [json.loads(line) for line in (run_dir / EVALS_FILE).read_text().splitlines()
-                  if line.strip()]
+def _read_run_log(source):
+    """What a plot draws of a run directory or a weight file kosumi-train wrote: the game lines
+    (none in a weight file), the evaluation lines, and the history's blocks of HISTORY_BLOCK
+    games (RunHistory) that the games do not cover: those of the net a run directory started
+    from, or all of a weight file's."""
+    if source.is_file():
+        try:
+            _, metadata = weight_files.load_weights(source)
+        except weight_files.WeightFileError as error:
+            raise SystemExit(f"kosumi-train plot: {error}") from None
+        history = metadata["trainer"].get("history")
+        if not history or not history["blocks"]:
+            raise SystemExit(f"kosumi-train plot: {source} holds no training history (written "
+                             f"by an older kosumi-train, or not by kosumi-train)")
+        return [], history["evals"], history["blocks"]
+    lines = _read_jsonl(source / LOG_FILE) + _read_jsonl(source / EVALS_FILE)
     game_lines = [r for r in lines if r.get("type") == "game"]
-    if not game_lines:
-        raise SystemExit(f"kosumi-train plot: {run_dir / LOG_FILE} has no games yet")
-    return game_lines, [r for r in lines if r.get("type") == "eval"]
+    inherited = next((r["history"] for r in lines if r.get("type") == "start" and
+                      "history" in r), {"blocks": [], "evals": []})
+    if not game_lines and not inherited["blocks"]:
+        raise SystemExit(f"kosumi-train plot: {source / LOG_FILE} has no games yet")
+    return (game_lines, inherited["evals"] + [r for r in lines if r.get("type") == "eval"],
+            inherited["blocks"])
 
 
 def plot_runs(run_dirs, out=None, window=200):
     """The curves of one run, or of several overlaid to compare them (one colour per run, one
-    line style per evaluation opponent). The PNG goes to out, by default the (first) run's
-    training.png."""
+    line style per evaluation opponent); a run is its directory or a weight file kosumi-train
+    wrote (the history it carries). The PNG goes to out, by default the (first) run directory's
+    training.png, or NAME-training.png here for a weight file NAME.npz."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -1222,18 +1334,29 @@ def plot_runs(run_dirs, out=None, window=200):
     run_dirs = [Path(run_dir) for run_dir in run_dirs]
     runs = [(run_dir, *_read_run_log(run_dir)) for run_dir in run_dirs]
     single = len(runs) == 1
-    opponents = sorted({_curve_label(r) for _, _, evals in runs for r in evals})
+    opponents = sorted({_curve_label(r) for _, _, evals, _ in runs for r in evals})
     styles = ["o-", "s--", "^:", "d-."]
     figure, axes = plt.subplots(4, 1, figsize=(8, 12), sharex=True)
-    for run_index, (run_dir, game_lines, eval_lines) in enumerate(runs):
-        numbers = np.array([r["game"] for r in game_lines])
-        losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
-        lengths = np.array([r["length"] for r in game_lines], dtype=float)
-        for axis, values in ((axes[0], losses), (axes[1], lengths)):
-            if single:      # one run: every game too, under its running mean
-                axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
-            axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
-                      label=f"mean of {window} games" if single else run_dir.name)
+    for run_index, (run_dir, game_lines, eval_lines, blocks) in enumerate(runs):
+        name = run_dir.stem if run_dir.is_file() else run_dir.name
+        if blocks:          # the history the weights carried: a mean per block
+            ends = [first + games - 1 for first, games, *_ in blocks]
+            block_losses = [np.nan if loss is None else loss for _, _, loss, _, _ in blocks]
+            block_lengths = [length for *_, length in blocks]
+            for axis, values in ((axes[0], block_losses), (axes[1], block_lengths)):
+                axis.plot(ends, values, color=f"C{run_index}", alpha=0.6 if game_lines else 1.0,
+                          label=f"mean of {HISTORY_BLOCK} games" + (", from the weights"
+                                                                    if game_lines else "")
+                          if single else f"{name}, from the weights")
+        if game_lines:
+            numbers = np.array([r["game"] for r in game_lines])
+            losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
+            lengths = np.array([r["length"] for r in game_lines], dtype=float)
+            for axis, values in ((axes[0], losses), (axes[1], lengths)):
+                if single:      # one run: every game too, under its running mean
+                    axis.plot(numbers, values, ".", markersize=1, alpha=0.3, color="grey")
+                axis.plot(numbers, _rolling_mean(values, window), color=f"C{run_index}",
+                          label=f"mean of {window} games" if single else name)
         for opponent_index, opponent_name in enumerate(opponents):
             points = sorted((r for r in eval_lines if _curve_label(r) == opponent_name),
                             key=lambda r: r["game"])
@@ -1241,7 +1364,7 @@ def plot_runs(run_dirs, out=None, window=200):
                 continue
             colour = f"C{opponent_index + 1}" if single else f"C{run_index}"
             style = "o-" if single else styles[opponent_index % len(styles)]
-            label = f"vs {opponent_name}" if single else f"{run_dir.name} vs {opponent_name}"
+            label = f"vs {opponent_name}" if single else f"{name} vs {opponent_name}"
             x = [r["game"] for r in points]
             y = [r["win_rate"] for r in points]
             low = [r["win_rate"] - r["win_rate_95"][0] for r in points]
@@ -1268,7 +1391,10 @@ def plot_runs(run_dirs, out=None, window=200):
             axis.legend(loc="lower right", fontsize="small")
     figure.suptitle("kosumi-train: " + ", ".join(run_dir.name for run_dir in run_dirs))
     figure.tight_layout()
-    out = Path(out) if out else run_dirs[0] / "training.png"
+    if out is None:
+        out = Path(f"{run_dirs[0].stem}-training.png") if run_dirs[0].is_file() else \
+            run_dirs[0] / "training.png"
+    out = Path(out)
     figure.savefig(out, dpi=100)
     plt.close(figure)
     return out
@@ -1452,9 +1578,12 @@ def build_plot_parser():
     parser = argparse.ArgumentParser(prog="kosumi-train plot",
                                      description="Render a run's training curves to PNG; with "
                                                  "several runs, overlaid to compare them.")
-    parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+")
+    parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+",
+                        help="a run directory, or a weight file kosumi-train wrote (a checkpoint's "
+                             "weights.npz, a shipped net): the curves it carries")
     parser.add_argument("--out", metavar="PNG",
-                        help="output file (default: the first RUN_DIR's training.png)")
+                        help="output file (default: the first RUN_DIR's training.png; "
+                             "NAME-training.png here for a weight file NAME.npz)")
     parser.add_argument("--window", type=number(int, minimum=1), default=200,
                         help="games in the running means (default 200)")
     return parser
