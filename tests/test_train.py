@@ -1,5 +1,6 @@
 """The TD self-play trainer: learning, checkpoints, resumption, kill -9, logs, workers, plots."""
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -250,6 +251,24 @@ def test_sigterm_writes_a_checkpoint_and_resume_is_offered(tmp_path):
     assert f"--resume {run_dir}" in stderr
     logged = len(game_lines(run_dir))
     assert int((run_dir / "LATEST").read_text()) == logged
+
+
+def test_a_signal_to_every_process_of_the_run_stops_it_cleanly(tmp_path):
+    # systemd and pkill -f signal the workers too: the run stops as with its own SIGTERM
+    run_dir = tmp_path / "run"
+    process = run_cli("--run-dir", str(run_dir), "--size", "5", "--workers", "2", "--seed", "4",
+                      "--checkpoint-every", "1000", "--no-progress")
+    wait_for_games(run_dir, 3, process)
+    workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True,
+                             text=True).stdout.split()
+    assert len(workers) >= 2
+    for pid in workers:
+        os.kill(int(pid), signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "SIGTERM to a self-play worker: checkpoint written" in stderr
+    assert "Traceback" not in stderr
+    assert int((run_dir / "LATEST").read_text()) == len(game_lines(run_dir))
 
 
 def test_parallel_workers_all_contribute(tmp_path):

@@ -102,6 +102,8 @@ from engine.training.selfplay import (PASS_RULES, PROCEDURES, SelfPlayConfig, pl
                                       play_softseg_game)
 
 RECENT_RESULTS = 100            # games in the progress bar's running statistics
+STOP_SIGNAL_EXITS = {-signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP}   # a worker's exit code
+                                                    # when a signal stopped it
 SETTINGS_FILE = "settings.json"
 SETTINGS_HISTORY_FILE = "settings-changes.jsonl"   # changes made on resume, with their game
 LOG_FILE = "log.jsonl"
@@ -688,7 +690,7 @@ class Trainer:
             pool = RayPool(self, ray_address, workers, games, max_weight_lag, ray_games_per_call,
                            log, stop)
         else:
-            pool = _WorkerPool(self, workers) if workers > 1 else None
+            pool = _WorkerPool(self, workers, stop) if workers > 1 else None
         started = time.perf_counter()
         games_at_start = self.games_trained
         try:
@@ -700,7 +702,7 @@ class Trainer:
                     worker = 0
                 else:
                     arrival = pool.next_result()
-                    if arrival is None:              # stopped while waiting (Ray's pool)
+                    if arrival is None:              # stopped while waiting
                         break
                     worker, (game, grad, loss, entries), tags = arrival
                 phase = self.phase
@@ -918,10 +920,13 @@ def gnugo_command(gnugo, level):
 
 
 class _WorkerPool:
-    """Self-play processes, each with one game in hand at a time."""
+    """Self-play processes, each with one game in hand at a time. A worker stopped by a signal
+    (systemd, `pkill -f kosumi-train` and the like signal every process of the run) stops the
+    run as the learner's own signal would: a checkpoint, then exit."""
 
-    def __init__(self, trainer, workers):
+    def __init__(self, trainer, workers, stop):
         self.trainer = trainer
+        self.stop = stop
         context = multiprocessing.get_context("fork")
         self.results = context.Queue()
         self.connections, self.processes = [], []
@@ -940,22 +945,32 @@ class _WorkerPool:
             self.submit(worker_id)
 
     def submit(self, worker_id):
-        self.connections[worker_id].send((self.trainer.network.get_params(), self.trainer.phase))
+        try:
+            self.connections[worker_id].send((self.trainer.network.get_params(),
+                                              self.trainer.phase))
+        except OSError:              # it died after sending its last game: next_result says why
+            return
         self.in_hand[worker_id] = True
 
     def busy(self):
         return sum(self.in_hand)
 
     def next_result(self):
-        """(worker id, play_training_game()'s result, extra log fields: none here)."""
+        """(worker id, play_training_game()'s result, extra log fields: none here), or None when
+        a worker was stopped by a signal."""
         while True:
             try:
                 worker_id, result = self.results.get(timeout=1.0)
             except Exception:                       # queue.Empty: check the workers are alive
                 dead = [p for p in self.processes if not p.is_alive()]
-                if dead:
-                    raise RuntimeError(f"self-play worker died (exit code {dead[0].exitcode})")
-                continue
+                if not dead:
+                    continue
+                code = dead[0].exitcode
+                if code in STOP_SIGNAL_EXITS:
+                    self.stop.stop = True
+                    self.stop.signal_name = f"{signal.Signals(-code).name} to a self-play worker"
+                    return None
+                raise RuntimeError(f"self-play worker died (exit code {code})")
             self.in_hand[worker_id] = False
             return worker_id, result, {}
 
