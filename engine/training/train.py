@@ -5,8 +5,8 @@ Usage:
     kosumi-train --resume RUN_DIR [--games N] [--workers K]  continue it exactly where it stopped
     kosumi-train --run-dir RUN_DIR --from-weights NET.npz    a new run from a net kosumi-train wrote
     kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
-    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several: compared;
-                                                             a weight file: the curves it carries)
+    kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several:
+                                                             compared; a weight file: its curves)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
                       [--protocol kosumi|neurogo]            match checkpoints (evals.jsonl)
 (`python -m engine.train` is the same program.)
@@ -499,7 +499,7 @@ class Trainer:
             _write_atomic(run_dir / LOG_FILE, json.dumps(record) + "\n")
             trainer = cls(run_dir, settings, start.network, start.games_trained,
                           stats=start.stats)
-            trainer.history = RunHistory.from_log(run_dir / LOG_FILE)
+            trainer.history = RunHistory.from_log([record])
         trainer.checkpoint()
         return trainer
 
@@ -523,8 +523,8 @@ class Trainer:
         trainer.last_checkpoint = checkpoint
         trainer.eval_history = state.get("eval_history", [])
         trainer.background_evals = state.get("background_evals", [])
-        _truncate_log(run_dir / LOG_FILE, trainer.games_trained)
-        trainer.history = RunHistory.from_log(run_dir / LOG_FILE)
+        trainer.history = RunHistory.from_log(_truncate_log(run_dir / LOG_FILE,
+                                                            trainer.games_trained))
         return trainer
 
     def change_settings(self, changes):
@@ -1112,8 +1112,8 @@ def _die_with_parent():
 
 def _evaluation_lines(run_dir, name, protocol):
     """The lines of evals.jsonl about checkpoint `name` under `protocol`."""
-    return [line for line in _read_jsonl(Path(run_dir) / EVALS_FILE) if line.get("game") == int(name)
-            and line.get("protocol", KOSUMI_PROTOCOL) == protocol]
+    return [line for line in _read_jsonl(Path(run_dir) / EVALS_FILE)
+            if line.get("game") == int(name) and line.get("protocol", KOSUMI_PROTOCOL) == protocol]
 
 
 def _evaluated_opponents(run_dir, name, protocol):
@@ -1158,19 +1158,11 @@ def _fsync_directory(path):
 
 
 def _truncate_log(path, games_trained):
-    """Drop the log lines of games (and evaluations) after the checkpoint being resumed."""
-    if not path.exists():
-        path.touch()
-        return
-    kept = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:          # a line cut short by kill -9
-            continue
-        if record.get("game", 0) <= games_trained:
-            kept.append(line)
-    _write_atomic(path, "".join(line + "\n" for line in kept))
+    """Drop the log lines of games (and evaluations) after the checkpoint being resumed, and
+    a line cut short by kill -9; returns the records kept."""
+    kept = [record for record in _read_jsonl(path) if record.get("game", 0) <= games_trained]
+    _write_atomic(path, "".join(json.dumps(record) + "\n" for record in kept))
+    return kept
 
 
 class RunHistory:
@@ -1198,11 +1190,11 @@ class RunHistory:
         self.evals.append(_history_eval(line))
 
     @classmethod
-    def from_log(cls, path):
-        """The history in a run's log: its games and evaluations, and in its start record the
-        history of the net the run started from."""
+    def from_log(cls, records):
+        """The history in a run's log records: its games and evaluations, and in its start
+        record the history of the net the run started from."""
         history = cls()
-        for record in _read_jsonl(path):
+        for record in records:
             if record.get("type") == "game":
                 history.add_game(record)
             elif record.get("type") == "eval":
@@ -1358,11 +1350,13 @@ def plot_runs(run_dirs, out=None, window=200):
             ends = [first + games - 1 for first, games, *_ in blocks]
             block_losses = [np.nan if loss is None else loss for _, _, loss, _, _ in blocks]
             block_lengths = [length for *_, length in blocks]
+            label = f"{name}, from the weights"
+            if single:
+                label = f"mean of {HISTORY_BLOCK} games" + (", from the weights" if game_lines
+                                                            else "")
             for axis, values in ((axes[0], block_losses), (axes[1], block_lengths)):
                 axis.plot(ends, values, color=f"C{run_index}", alpha=0.6 if game_lines else 1.0,
-                          label=f"mean of {HISTORY_BLOCK} games" + (", from the weights"
-                                                                    if game_lines else "")
-                          if single else f"{name}, from the weights")
+                          label=label)
         if game_lines:
             numbers = np.array([r["game"] for r in game_lines])
             losses = np.array([np.nan if r["loss"] is None else r["loss"] for r in game_lines])
