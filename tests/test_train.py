@@ -708,6 +708,8 @@ def test_a_malformed_history_or_none_is_refused_naming_the_file(tmp_path):
     with pytest.raises(SystemExit, match=f"{broken}: cannot start a run from it: its training "
                                          f"history is malformed"):
         train.main(["--run-dir", str(tmp_path / "b"), "--from-weights", str(broken)])
+    with pytest.raises(SystemExit, match=f"{broken}: its training history is malformed"):
+        train.main(["plot", str(broken), "--out", str(tmp_path / "x.png")])
     older = tmp_path / "older.npz"
     weight_files.save_weights(older, network, 5, 1, {key: value for key, value
                                                      in metadata["trainer"].items()

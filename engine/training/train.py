@@ -1315,6 +1315,11 @@ def _read_run_log(source):
         except weight_files.WeightFileError as error:
             raise SystemExit(f"kosumi-train plot: {error}") from None
         history = metadata["trainer"].get("history")
+        if history is not None:
+            try:
+                RunHistory().merge(history)          # refuses a malformed one
+            except ValueError as error:
+                raise SystemExit(f"kosumi-train plot: {source}: {error}") from None
         if not history or not history["blocks"]:
             raise SystemExit(f"kosumi-train plot: {source} holds no training history (written "
                              f"by an older kosumi-train, or not by kosumi-train)")
