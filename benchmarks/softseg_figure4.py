@@ -17,16 +17,19 @@ PAPER_POINTS = [(10000, -5.0, "preprocessed"), (40000, -25.0, "raw")]
 
 def read_points(path):
     """{(run, opponent): [(games, wins, average_score, stderr or None)]}, sorted by games."""
-    with open(path, newline="") as handle:
-        rows = csv.DictReader(line for line in handle if not line.startswith("#"))
-        curves = {}
-        for number, row in enumerate(rows, start=1):
-            try:
-                point = (int(row["games"]), int(row["wins"]), float(row["average_score"]),
-                         float(row["stderr"]) if row["stderr"] else None)
-            except (KeyError, TypeError, ValueError) as error:
-                raise SystemExit(f"{path}: data row {number} is malformed: {error}") from None
-            curves.setdefault((row["run"], row["opponent"]), []).append(point)
+    try:
+        with open(path, newline="") as handle:
+            lines = [line for line in handle if not line.startswith("#")]
+    except OSError as error:
+        raise SystemExit(f"{path}: cannot read the points: {error.strerror}") from None
+    curves = {}
+    for number, row in enumerate(csv.DictReader(lines), start=1):
+        try:
+            point = (int(row["games"]), int(row["wins"]), float(row["average_score"]),
+                     float(row["stderr"]) if row["stderr"] else None)
+        except (KeyError, TypeError, ValueError) as error:
+            raise SystemExit(f"{path}: data row {number} is malformed: {error}") from None
+        curves.setdefault((row["run"], row["opponent"]), []).append(point)
     if not curves:
         raise SystemExit(f"{path}: no points")
     return {key: sorted(points) for key, points in curves.items()}

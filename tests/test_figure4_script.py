@@ -28,3 +28,10 @@ def test_refuses_a_malformed_row_naming_the_file(tmp_path):
     assert result.returncode != 0
     assert f"{points}: data row 2 is malformed" in result.stderr
     assert not (tmp_path / "figure4.png").exists()
+
+
+def test_refuses_a_missing_points_file_naming_it(tmp_path):
+    missing = tmp_path / "nowhere.csv"
+    result = run_script("--points", missing, "--out", tmp_path / "figure4.png")
+    assert result.returncode != 0
+    assert f"{missing}: cannot read the points" in result.stderr
