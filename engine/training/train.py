@@ -1400,9 +1400,9 @@ def plot_runs(run_dirs, out=None, window=200):
         axis.grid(alpha=0.3)
     for axis in axes[:2]:
         axis.legend(loc="upper right")
-    if opponents:
+    if opponents:       # where the points leave room: weak nets sit at the bottom, strong at the top
         for axis in axes[2:]:
-            axis.legend(loc="lower right", fontsize="small")
+            axis.legend(loc="best", fontsize="small")
     figure.suptitle("kosumi-train: " + ", ".join(run_dir.name for run_dir in run_dirs))
     figure.tight_layout()
     if out is None:
