@@ -1,12 +1,14 @@
 """loadsgf and printsgf on SGF files written in the shapes real programs produce (tests/sgf/):
-Cgoban 1 (FF[3], handicap in the second node, tt passes), KGS's CGoban 3, GoGui, Sabaki (with
-variations), a problem collection (setup in the second node, PL), stones added and removed
-mid-game, a positional-superko repetition played under simple ko, a file missing its final `)`.
+Cgoban 1 (FF[3], handicap in the second node, tt passes, PL[2] for White), KGS's CGoban 3, GoGui,
+Sabaki (with variations), a problem collection (setup in the second node, PL), stones added and
+removed mid-game, a positional-superko repetition played under simple ko, a file missing its
+final `)`. Every refusal says why.
 
 Every position is checked against an independent replay with sgfmill's own board (setup
 overwrites, moves capture), against GNU Go's loadsgf where GNU Go is installed, and after a
 printsgf round trip through kosumi, sgfmill and GNU Go."""
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -67,8 +69,8 @@ def sgfmill_position(path, moves_wanted=None):
         black, white, empty = node.get_setup_stones()
         if black or white or empty:
             board.apply_setup(black, white, empty)
-        if node.has_property("PL"):
-            to_move = node.get("PL")
+        if node.has_property("PL"):     # Cgoban 1 writes 1 and 2 for B and W
+            to_move = {"1": "b", "2": "w"}.get(node.get_raw("PL").decode()) or node.get("PL")
         colour, point = node.get_move()
         if colour is None:
             continue
@@ -177,6 +179,26 @@ def test_variations_beside_the_main_line_are_ignored():
     assert len(engine.state.history) == 52
 
 
+def test_cgoban1_numeric_pl_is_black_or_white_to_move(tmp_path):
+    engine = load(session(), "cgoban1_pl_numbers.sgf")
+    assert engine.state.to_move == WHITE and not engine.state.history
+    black = tmp_path / "pl1.sgf"
+    black.write_bytes(b"(;FF[3]SZ[9];B[ee];W[cc];PL[1])")
+    engine = load(session(), str(black))
+    assert engine.state.to_move == BLACK and len(engine.state.history) == 2
+
+
+def assert_refused_without_change(argument, reply):
+    loop = session()
+    for command in ("boardsize 7", "komi 3", "play b D4", "play w C3"):
+        assert ask(loop, command)[0]
+    board_before, history = ask(loop, "showboard"), list(loop.engine.state.history)
+    ok, text = ask(loop, f"loadsgf {argument}")
+    assert not ok and text.startswith(reply), text
+    assert ask(loop, "showboard") == board_before and loop.engine.state.history == history
+    assert loop.engine.komi == 3 and loop.engine.scoring == "area"
+
+
 @pytest.mark.parametrize("argument,reply", [
     (CORPUS / "size27.sgf", "cannot load file: board size 27 is not supported"),
     (CORPUS / "rectangular.sgf", "cannot load file: board size 19:13 is not supported"),
@@ -191,14 +213,32 @@ def test_variations_beside_the_main_line_are_ignored():
     (CORPUS / "two_moves_in_one_node.sgf", "cannot load file: node 2 has both a black and a white"),
 ])
 def test_a_refused_file_changes_nothing(argument, reply):
-    loop = session()
-    for command in ("boardsize 7", "komi 3", "play b D4", "play w C3"):
-        assert ask(loop, command)[0]
-    board_before, history = ask(loop, "showboard"), list(loop.engine.state.history)
-    ok, text = ask(loop, f"loadsgf {argument}")
-    assert not ok and text.startswith(reply)
-    assert ask(loop, "showboard") == board_before and loop.engine.state.history == history
-    assert loop.engine.komi == 3 and loop.engine.scoring == "area"
+    assert_refused_without_change(argument, reply)
+
+
+# sgfmill raises a ValueError without text for a value it cannot read: each refusal quotes it.
+@pytest.mark.parametrize("data,reason", [
+    (b"(;FF[3]SZ[9]AB[cc]PL[3])", "bad PL[3] in node 0 (expected B or W)"),
+    (b"(;SZ[9];B[ee]PL[])", "bad PL[] in node 1 (expected B or W)"),
+    (b"(;SZ[9]KM[six])", "bad komi KM[six]"),
+    (b"(;SZ[9]HA[two])", "bad handicap HA[two] (not a number)"),
+    (b"(;SZ[9];B[ee];W[zz])", "bad move W[zz] in node 2 (not a point of the 9x9 board)"),
+    (b"(;SZ[9]AB[ee]AW[jj])", "bad setup property in node 0 (a value that is not a point or "
+                              "rectangle of the 9x9 board)"),
+    (b"(;SZ[9];AE[aa:zz])", "bad setup property in node 1"),
+    (b"(;CA[no-such-charset]SZ[9])", "not a readable SGF game (unknown encoding"),
+    (b"", "not a readable SGF game (no SGF data found)"),
+])
+def test_every_refusal_gives_its_reason(tmp_path, data, reason):
+    path = tmp_path / "bad.sgf"
+    path.write_bytes(data)
+    assert_refused_without_change(path, f"cannot load file: {reason}")
+
+
+@pytest.mark.parametrize("target", ["missing_folder/out.sgf", "."])
+def test_a_printsgf_refusal_gives_its_reason(tmp_path, target):
+    ok, text = ask(session(), f"printsgf {tmp_path / target}")
+    assert not ok and re.fullmatch(r"cannot write file: \[Errno \d+\] .+", text), text
 
 
 @pytest.mark.parametrize("name", GOOD_FILES)

@@ -576,9 +576,9 @@ class KosumiEngine(GtpEngineBase):
     def _vertices(self, locs):
         return " ".join(self._vertex(p) for p in sorted(locs))
 
-    def _play(self, loc, colour):
+    def _play(self, loc, colour, tolerant=False):
         try:
-            self.state.play(loc, colour)
+            return self.state.play(loc, colour, tolerant)
         except IllegalMove:
             raise GtpError(ILLEGAL_MOVE) from None
 
@@ -664,7 +664,13 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("play", COLOUR, VERTEX)
     def cmd_play(self, colour, loc):
         """Play a move (any colour, any order: setup stones come as consecutive plays)."""
-        self._play(loc, colour)
+        # The controller referees its players' moves (GNU Go knows only simple ko), so a
+        # repetition or a multi-stone suicide is played, as KataGo's play does; kosumi's own
+        # moves keep its rules.
+        broken = self._play(loc, colour, tolerant=True)
+        if broken:
+            log.warning("play %s %s breaks kosumi's rules (%s): played, as the controller asks",
+                        colour_letter(colour), self._vertex(loc), broken)
 
     @gtp_command("genmove", COLOUR)
     def cmd_genmove(self, colour):

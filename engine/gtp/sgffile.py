@@ -15,9 +15,11 @@ Files are read as real programs write them (Cgoban, GoGui, Sabaki, KGS, problem 
 - moves are replayed as recorded under simple ko, with multi-stone suicide allowed: a record of a
   game played under other rules (Japanese simple ko, New Zealand suicide) loads, and the game goes
   on under kosumi's rules (positional superko, no suicide) from there;
+- `PL[1]`/`PL[2]` (Cgoban 1) are Black/White to move, as GNU Go reads them;
 - `B[]` and, on boards up to 19x19, FF[3]'s `B[tt]` are passes (sgfmill); variations past the main
   line (the first child of every node) are ignored; a file that lacks only its final `)` loads.
-Everything is built aside: a refused file changes nothing in the caller's game.
+Everything is built aside: a refused file changes nothing in the caller's game, and every
+refusal says why (sgfmill's own ValueErrors carry no text, so the loader quotes the property).
 """
 import math
 import re
@@ -39,6 +41,9 @@ SGF_RULES = {
     "new zealand": "area", "tromp-taylor": "area", "tromp taylor": "area",
 }
 SETUP_PROPERTIES = ("AB", "AW", "AE")
+# PL values: B and W, and the 1 and 2 that Cgoban 1 writes (a slip in the FF[3] property list
+# gave colours as numbers); GNU Go reads them the same way.
+PLAYER_VALUES = {b"b": BLACK, b"w": WHITE, b"1": BLACK, b"2": WHITE}
 SZ_ERROR = re.compile(r"bad SZ property|size out of range")
 
 
@@ -83,8 +88,18 @@ def parse_until(text):
     return text
 
 
-def _detail(error):
-    return f" ({error})" if str(error) else ""
+def _property_text(node, identifier):
+    """The property as the file writes it (its first value), to quote in a refusal: sgfmill's
+    own ValueErrors mostly carry no text."""
+    return f"{identifier}[{node.get_raw(identifier).decode('utf-8', 'replace')}]"
+
+
+def _player_to_move(node, node_number):
+    try:
+        return PLAYER_VALUES[node.get_raw("PL").strip().lower()]
+    except KeyError:
+        raise ValueError(f"bad {_property_text(node, 'PL')} in node {node_number} "
+                         f"(expected B or W)") from None
 
 
 def _colour_of(letter):
@@ -147,8 +162,9 @@ class _Replay:
         size = self.size
         try:
             black, white, empty = node.get_setup_stones()
-        except ValueError as error:
-            raise ValueError(f"bad setup property in node {node_number}{_detail(error)}") from None
+        except ValueError:
+            raise ValueError(f"bad setup property in node {node_number} (a value that is not a "
+                             f"point or rectangle of the {size}x{size} board)") from None
         board = self.state.board
         stones = {p: colour for colour in (BLACK, WHITE) for p in board.stones(colour)}
         for point in empty:
@@ -205,8 +221,7 @@ def load_sgf(path, until, scoring, current_komi):
         try:
             komi = float(game.get_komi())
         except ValueError:
-            raise ValueError(f"bad komi KM[{root.get_raw('KM').decode('ascii', 'replace')}]") \
-                from None
+            raise ValueError(f"bad komi {_property_text(root, 'KM')}") from None
         if not math.isfinite(komi):
             raise ValueError("bad komi (not a finite number)")
     if root.has_property("RU"):
@@ -216,7 +231,8 @@ def load_sgf(path, until, scoring, current_komi):
         try:
             has_handicap = int(root.get("HA")) >= 2
         except ValueError:
-            raise ValueError("bad handicap HA[...] (not a number)") from None
+            raise ValueError(f"bad handicap {_property_text(root, 'HA')} (not a number)") \
+                from None
     stop_at = None
     if isinstance(until, str):
         try:
@@ -231,13 +247,15 @@ def load_sgf(path, until, scoring, current_komi):
         if any(node.has_property(name) for name in SETUP_PROPERTIES):
             replay.apply_setup(node, node_number)
         if node.has_property("PL"):
-            replay.state.to_move = _colour_of(node.get("PL"))
+            replay.state.to_move = _player_to_move(node, node_number)
         if node.has_property("B") and node.has_property("W"):
             raise ValueError(f"node {node_number} has both a black and a white move")
         try:
             letter, point = node.get_move()
-        except ValueError as error:
-            raise ValueError(f"bad move in node {node_number}{_detail(error)}") from None
+        except ValueError:
+            move = _property_text(node, "B" if node.has_property("B") else "W")
+            raise ValueError(f"bad move {move} in node {node_number} (not a point of the "
+                             f"{size}x{size} board)") from None
         if letter is None:
             continue
         colour, loc = _colour_of(letter), from_sgfmill(point, size)

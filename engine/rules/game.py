@@ -130,7 +130,8 @@ class GameState:
     Every position reached after a move (and the starting position) is recorded twice: its stones
     hash (positional superko) and the pair (stones hash, side to move) (situational superko). Both
     are kept whatever the ko rule, so rules may be replaced mid-game (GTP `komi` does). The records
-    are multisets, so undo() removes exactly what the undone move added.
+    are multisets, so undo() removes exactly what the undone move added, also when that move
+    repeated a position (a tolerant play).
 
     Do not play on `board` directly: the history and the superko sets would no longer match it.
     """
@@ -199,30 +200,43 @@ class GameState:
 
     # ------------------------------------------------------------------ moves
 
-    def play(self, loc, colour=None):
+    def play(self, loc, colour=None, tolerant=False):
         """Play loc (or PASS) for colour (default: the side to move); the opponent moves next.
         Raises IllegalMove with reason "occupied", "suicide", "ko" or "superko" and leaves the
-        game unchanged; ValueError for a point off the board or a bad colour."""
+        game unchanged; ValueError for a point off the board or a bad colour.
+
+        tolerant: the move of a GTP controller, which referees the game itself (KataGo's
+        Search::isLegalTolerant): a multi-stone suicide or a repetition of an earlier position
+        is played instead of refused; an occupied point, a simple-ko retake and a single-stone
+        suicide (which would change no stone) are still refused. Returns the reason this game's
+        rules would have refused the move ("suicide" or "superko"), else None."""
         colour = self.to_move if colour is None else colour
         _check_colour(colour)
         board = self.board
         hash_before = board.hash
+        broken = None
         if loc == PASS:
             board.play(PASS, colour)
             passes = self.consecutive_passes + 1
         else:
-            if self.rules.suicide and self._is_single_stone_suicide(loc, colour):
+            allow_suicide = self.rules.suicide or tolerant
+            if allow_suicide and self._is_single_stone_suicide(loc, colour):
                 raise IllegalMove("suicide")
-            board.play(loc, colour, self.rules.suicide)       # raises occupied / suicide / ko
+            board.play(loc, colour, allow_suicide)       # raises occupied / suicide / ko
             if self._repeats_earlier_position(board.hash, opponent(colour)):
+                broken = "superko"
+            if not self.rules.suicide and board.get(loc) == EMPTY:
+                broken = "suicide"          # the move's own chain was taken off
+            if broken and not tolerant:
                 board.undo()
-                raise IllegalMove("superko")
+                raise IllegalMove(broken)
             passes = 0
         self._records.append(_MoveRecord(hash_before, self.to_move, self.consecutive_passes,
                                          self._record_position(board.hash, opponent(colour))))
         self.history.append((colour, loc))
         self.to_move = opponent(colour)
         self.consecutive_passes = passes
+        return broken
 
     def is_legal(self, loc, colour=None):
         """Whether play(loc, colour) would succeed under the full rules; a pass always would."""
@@ -284,7 +298,8 @@ class GameState:
         other._initial_to_move = self._initial_to_move
         board = self._initial_board.copy()
         for colour, loc in self.history:
-            # Every entry was legal when played; a suicide in it was allowed by the rules then.
+            # Every entry was played once; a suicide in it was allowed by the rules then or
+            # by a tolerant play.
             board.play(loc, colour, True)
         other.board = board
         other.to_move = self.to_move
@@ -319,7 +334,8 @@ class GameState:
             game.place_handicap([symmetric_loc(loc, size, symmetry)
                                  for _, loc in self.history[:handicap]])
         for colour, loc in self.history[handicap:]:
-            game.play(symmetric_loc(loc, size, symmetry), colour)
+            # a controller's move may have broken the rules (see play): the game has it
+            game.play(symmetric_loc(loc, size, symmetry), colour, tolerant=True)
         return game
 
     def seen_positions(self):
