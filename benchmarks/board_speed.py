@@ -5,7 +5,7 @@
 Playouts never fill their own single-point eyes and end with two passes (the board's own nogil
 playout loop, on a copy of the empty board). Play+undo pairs run every legal move of a
 middle-game position (reached by a seeded playout prefix) through the journaled play/undo path
-that the 1-ply evaluator uses. Results go to BENCHMARKS.md by hand, with this command.
+that the 1-ply evaluator uses. Results go to RESULTS.md by hand, with this command.
 """
 import argparse
 import time

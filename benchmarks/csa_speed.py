@@ -8,7 +8,7 @@ given (the first 20 of each size), else a seeded random "finished" board per siz
 random playout that never fills its own eyes, played to two passes: every point settled).
 --review times the whole of what final_score does: CSA* and the tree search's count
 (csa.search_count), which the pass decisions go without. Run it on an idle machine; results go
-to BENCHMARKS.md by hand, with this command.
+to RESULTS.md by hand, with this command.
 """
 import argparse
 import time

@@ -16,7 +16,7 @@ trip through pipes to `python gtp_server.py` and `gnugo --mode gtp`.
 Targets (issue 4): kosumi >= 100x faster than GNU Go level 10 on 9x9, >= 50x on 19x19.
 Without --weights the engine's 1-ply default (weights/softseg_9x9.npz) is used; if it is missing, say
 --weights PATH or --evaluator uniform (the table says which evaluator ran). Results go to
-BENCHMARKS.md by hand, with the command that produced them.
+RESULTS.md by hand, with the command that produced them.
 """
 import argparse
 import statistics

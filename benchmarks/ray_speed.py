@@ -1,5 +1,5 @@
 """Ray's overhead and the learner's ceiling (issue 17): kosumi-train's games/s with the local pool
-and with Ray actors on the same settings, and the numbers of the scaling model in BENCHMARKS.md.
+and with Ray actors on the same settings, and the numbers of the scaling model in docs/notebook/ray.md.
 
     python benchmarks/ray_speed.py [--size 9] [--games 400] [--warmup 40] [--rounds 3]
                                    [--workers 1,2] [--games-per-call 1,8] [--weights PATH]

@@ -9,7 +9,7 @@ search on 9x9 and 19x19, with one and two threads, with and without the net's pr
     python benchmarks/search_speed.py --last-good-reply off,on          # without and with replies
 
 Rows are measured one after another in the same process, so their ratios are comparable; run it
-on an otherwise idle machine (BENCHMARKS.md says what else was running). Each search starts from
+on an otherwise idle machine (docs/notebook/search.md says what else was running). Each search starts from
 the empty board and from a middle-game position (40 random policy moves), without early stops.
 """
 import argparse

@@ -1,5 +1,6 @@
 """The README's two commands are what a newcomer runs: CI must run the test command verbatim,
-and that command must install what the tests import."""
+and that command must install what the tests import. The engine command lines of the README and
+of docs/PLAYING.md must parse, and the strong mode they show must play."""
 import re
 import tomllib
 from pathlib import Path
@@ -31,23 +32,41 @@ def test_the_test_command_installs_the_test_extras_it_needs():
     assert setup.startswith("pip install -e . && ")
 
 
-def strong_mode_commands():
-    """The engine command lines of the README's strong-mode section (`python gtp_server.py ...`)."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    body = text.split("### The strong mode: tree search\n", 1)[1].split("\n### ", 1)[0]
-    return [line.split("#")[0].split() for line in body.splitlines()
+STRONG_MODE = "python gtp_server.py --search mcts --time-per-move 1 --threads 2"
+
+
+def engine_command_lines(path, section=None):
+    """The `python gtp_server.py ...` lines of a doc (of its `## section` if given), comments cut."""
+    text = (REPO / path).read_text(encoding="utf-8")
+    if section is not None:
+        text = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [line.split("#")[0].split() for line in text.splitlines()
             if line.strip().startswith("python gtp_server.py")]
+
+
+def test_the_readme_shows_the_strong_mode_on_its_first_screen():
+    first_screen = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[:30]
+    assert any(line.strip() == STRONG_MODE for line in first_screen)
+
+
+def test_every_documented_engine_command_line_parses():
+    from engine.gtp.main import build_parser
+    commands = engine_command_lines("README.md") + engine_command_lines("docs/PLAYING.md")
+    assert STRONG_MODE.split() in commands
+    for command in commands:
+        build_parser().parse_args(command[2:])      # SystemExit on an unknown or bad option
 
 
 def test_the_strong_mode_command_lines_parse_and_the_strongest_plays():
     import subprocess
     import sys
     from engine.gtp.main import build_parser
-    commands = strong_mode_commands()
+    commands = engine_command_lines("docs/PLAYING.md", "The strong mode: tree search")
     assert len(commands) >= 4
     for command in commands:
         build_parser().parse_args(command[2:])      # SystemExit on an unknown or bad option
     strongest = next(c for c in commands if "--threads" in c and "--time-per-move" in c)
+    assert strongest == STRONG_MODE.split()
     result = subprocess.run([sys.executable, *strongest[1:], "--log-level", "debug"], cwd=REPO,
                             input=b"boardsize 9\nclear_board\ngenmove b\nquit\n",
                             capture_output=True, timeout=120)

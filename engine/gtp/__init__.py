@@ -1,4 +1,5 @@
-"""The GTP front end: the command registry, the loop and every command (server.py), and the
+"""The GTP front end: the command registry, argument types, canonical errors, the loop and every
+command (server.py), SGF reading and writing for `loadsgf`/`printsgf` (sgffile.py), and the
 `kosumi` command line that builds the engine (main.py).
 
 The top layer: may import every other subpackage except engine.training; only the entry points

@@ -53,7 +53,7 @@ def shipped_weights_path(name):
 
 # The 1-ply player's net and the search's prior, the stronger one in both: the soft-segmentation
 # net won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the search's
-# prior (asked at eight times fewer nodes) it won more games at equal time (BENCHMARKS.md).
+# prior (asked at eight times fewer nodes) it won more games at equal time (docs/notebook/softseg.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
 # The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).
 ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")

@@ -54,13 +54,13 @@ RULES_OF_THUMB_LINES = 13       # boards from this many lines are large for the 
 
 
 SOFTSEG_PRIOR_THRESHOLD = 64    # visits before a node asks the soft-segmentation net: 1.7 times
-                                # the ISN's time a simulation at the ISN's 8 (BENCHMARKS.md)
+                                # the ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
 
 
 def load_prior_evaluator(weights=None):
     """The evaluator of a search's prior, with the search's cache: the weight file's, by default
     the shipped soft-segmentation net (weights.DEFAULT_WEIGHTS: a better prior than the ISN's per
-    simulation and at equal time, BENCHMARKS.md). Raises weights.WeightFileError naming the
+    simulation and at equal time, docs/notebook/softseg.md). Raises weights.WeightFileError naming the
     file."""
     from engine.nets.evaluator import load_evaluator
     from engine.nets.weights import DEFAULT_WEIGHTS
@@ -145,7 +145,7 @@ class SearchPlayer:
     and it opened on the second line; the rules of thumb favour the empty third and fourth lines
     from LARGE_BOARD_LINES (and the tree leaves the far edge moves out there,
     engine/search/tree.pyx). On 13x13 a net's call costs so many playouts that at equal time
-    the search without it won most games against either net's prior (BENCHMARKS.md).
+    the search without it won most games against either net's prior (docs/notebook/search.md).
     prior_threshold None: default_prior_threshold(evaluator)."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,

@@ -823,7 +823,7 @@ class CsaResult:
     def changed_mind(self):
         """Some block the classifier decides is called alive by one cascade step and dead by
         another (ours: on held-out 9x9 boards most wrong counts had such a block, few right ones
-        did; BENCHMARKS.md)."""
+        did; docs/notebook/csa.md)."""
         return any(min(p[b] for p in self.step_predictions) < ALIVE_THRESHOLD
                    <= max(p[b] for p in self.step_predictions) for b in self._decided_blocks())
 

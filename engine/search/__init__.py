@@ -1,3 +1,8 @@
-"""Monte-Carlo tree search: the tree and the playout policy. The search issue builds it here.
+"""Monte-Carlo tree search: the tree (tree.pyx: nodes in one C array, MC-RAVE selection, priors
+as equivalent experience, rules of thumb, superko, the node budget, tree reuse), the playout
+policy (playout.pyx: MoGo's escapes, captures and 3x3 patterns, optionally Fuego's and Pachi's
+tactics and last good replies, the Tromp-Taylor count) and the 3x3 pattern table (patterns.py).
+The player that drives it, with the net's prior, is engine/play/search_player.py.
 
-May import: engine.rules, engine.nets."""
+May import: engine.rules, engine.nets (the playouts read ladders through the nets' board
+features)."""

@@ -20,7 +20,7 @@ VALIDATION_SHARE = 0.15      # boards held back from fitting to pick each step's
 # blocks dead in the opponent's area and the living ones at the border of their own area. But
 # scoring asks the classifier about every block, and a living block inside its own area (walled
 # in by dead opponent stones, as on crushed boards) that it calls dead turns the count; trained
-# on every block it learns those too (held-out 9x9 boards, BENCHMARKS.md).
+# on every block it learns those too (held-out 9x9 boards, docs/notebook/csa.md).
 BLOCK_CHOICES = ("all", "relevant")
 LEARNING_RATE = 0.01
 WEIGHT_DECAY = 1e-4
@@ -291,7 +291,7 @@ def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with
     if ownership:
         from engine.nets.evaluator import load_evaluator
         from engine.nets.weights import ISN_WEIGHTS
-        evaluator = load_evaluator(ISN_WEIGHTS)   # the net BENCHMARKS' ownership rows used
+        evaluator = load_evaluator(ISN_WEIGHTS)   # the net docs/notebook/csa.md's ownership rows used
     result = evaluate(records, classifier, evaluator, review)
     print(f"{len(records)} boards ({', '.join(str(s) for s in sorted(sizes))}), from "
           f"{', '.join(map(str, paths))}")

@@ -18,7 +18,7 @@ the final position is labelled dead if any of its stones was captured in the pla
 otherwise; blocks GNU Go calls seki at the end of the play-out are labelled seki. The true score
 is the area count of the final position with the dead blocks taken off (flood fill). A weak
 play-out fights on where a strong one just takes the dead stones off: on 19x19 boards of
-unfinished games a level-5 play-out lost groups that level 10 kept (BENCHMARKS.md), so `relabel`
+unfinished games a level-5 play-out lost groups that level 10 kept (docs/notebook/csa.md), so `relabel`
 plays the games of an older file out again at another level, and `evaluate --agree-with` that
 file counts only the boards whose labels both play-outs give.
 
