@@ -8,6 +8,7 @@ CYTHON_MODULES = [
     "engine.nets.features",
     "engine.nets.network",        # cimports features
     "engine.nets.softseg",        # cimports features
+    "engine.nets.policy_inputs",  # cimports features
     "engine.search.playout",
     "engine.search.tree",         # cimports playout
 ]

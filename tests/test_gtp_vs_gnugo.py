@@ -87,3 +87,30 @@ def test_a_fresh_net_plays_a_legal_game_against_gnugo(tmp_path):
         same_stones(ours, theirs)
         score = ours.send("final_score")
         assert score == "0" or score[:2] in ("B+", "W+")
+
+
+def small_policy_net(path):
+    """A freshly initialised small policy net (random moves with some structure)."""
+    from engine.nets.policy import PolicyNet, save_policy
+    save_policy(path, PolicyNet({"kind": "conv", "channels": 8, "layers": 2, "first_kernel": 3},
+                                "rich", seed=5), 19, games_trained=0, positions_trained=0)
+    return path
+
+
+def test_the_policy_player_plays_a_legal_game_against_gnugo(tmp_path):
+    policy = small_policy_net(tmp_path / "policy.npz")
+    with kosumi("--player", "policy", "--policy", str(policy), "--evaluator", "uniform",
+                "--policy-temperature", "1", "--seed", "3") as ours, gnugo(3) as theirs:
+        moves = play_game(theirs, ours, size=9, komi=7)
+        assert len(moves) > 20
+        same_stones(ours, theirs)
+
+
+def test_the_search_with_the_policy_prior_plays_a_legal_game_against_gnugo(tmp_path):
+    policy = small_policy_net(tmp_path / "policy.npz")
+    with kosumi("--search", "mcts", "--playouts", "300", "--policy", str(policy),
+                "--policy-prior", "on", "--evaluator", "uniform", "--seed", "5") as ours, \
+            gnugo(5) as theirs:
+        moves = play_game(ours, theirs, size=9, komi=7)
+        assert len(moves) > 20
+        same_stones(ours, theirs)

@@ -852,8 +852,8 @@ def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
     from engine.gtp.main import build_engine, build_parser
     parser = build_parser()
     engine = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
-                                             "--knowledge-prior", "10"]))
-    assert engine.player.settings_for(9) == (True, 10) and engine.player.settings_for(19)[1] == 10
+                                             "--knowledge-prior", "10", "--policy", "none"]))
+    assert engine.player.settings_for(9) == (True, False, 10) and engine.player.settings_for(19)[2] == 10
     with pytest.raises(SystemExit):
         parser.parse_args(["--search", "mcts", "--knowledge-prior", "-1"])
     assert "knowledge prior" in capsys.readouterr().err
@@ -862,15 +862,16 @@ def test_search_options_reach_the_tree_and_bad_values_are_refused(capsys):
 def test_large_boards_search_with_rules_of_thumb_instead_of_the_nets_prior():
     from engine.gtp.main import build_engine, build_parser
     parser = build_parser()
-    player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts"])).player
-    assert player.settings_for(9) == (True, 0) and player.settings_for(12) == (True, 0)
-    assert player.settings_for(13) == (False, 60) and player.settings_for(19) == (False, 60)
     player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
-                                             "--search-prior", "net"])).player
-    assert player.settings_for(19) == (True, 60)
+                                             "--policy", "none"])).player
+    assert player.settings_for(9) == (True, False, 0) and player.settings_for(12) == (True, False, 0)
+    assert player.settings_for(13) == (False, False, 60) and player.settings_for(19) == (False, False, 60)
     player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
-                                             "--search-prior", "none"])).player
-    assert player.settings_for(9) == (False, 0)
+                                             "--search-prior", "net", "--policy", "none"])).player
+    assert player.settings_for(19) == (True, False, 60)
+    player = build_engine(parser.parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                             "--search-prior", "none", "--policy", "none"])).player
+    assert player.settings_for(9) == (False, False, 0)
     # the trees follow the board: a 19x19 search asks the evaluator nothing
     calls = []
 

@@ -18,7 +18,9 @@ EXIT_BAD_SETUP = 2
 
 def build_parser():
     from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
+    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
     from engine.play.search_player import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
+                                           POLICY_PRIOR_LINES, POLICY_PRIOR_VISITS,
                                            RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD)
     from engine.search.playout import PLAYOUT_TACTICS
     from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
@@ -61,6 +63,31 @@ def build_parser():
                              "rotations and reflections, at N times the cost (default: 8 for a "
                              "net that tells directions apart, the soft-segmentation net; 1 for "
                              "the ISN, symmetric already). Short of time, fewer are used")
+    policy = parser.add_argument_group("move prediction", "the policy network (--player policy, "
+                                                          "and the search's prior)")
+    policy.add_argument("--player", choices=("1ply", "mcts", "policy"),
+                        help="move choice: 1ply and mcts as --search; policy = the policy "
+                             "network's move, no search (fast on every board size); default: "
+                             "--search's choice")
+    policy.add_argument("--policy", metavar="PATH",
+                        help="policy network weight file (default: the shipped "
+                             f"{DEFAULT_POLICY_WEIGHTS.name} when present; 'none': no policy net)")
+    policy.add_argument("--policy-temperature", type=number(minimum=0, what="temperature"),
+                        default=0.0, metavar="T",
+                        help="--player policy: 0 plays the net's top move; T > 0 draws a move "
+                             "with probability proportional to p^(1/T) (default: %(default)g)")
+    policy.add_argument("--policy-symmetries", type=int, choices=range(1, 9), default=1,
+                        metavar="N", help="average the policy over N of the board's 8 "
+                                          "symmetries, at N times the cost (default: %(default)d)")
+    policy.add_argument("--policy-prior", choices=("auto", "on", "off"), default="auto",
+                        help="--search mcts: the policy network's probabilities in the tree's "
+                             f"prior; auto (the default): from {POLICY_PRIOR_LINES} lines, "
+                             "when a policy net is loaded")
+    policy.add_argument("--policy-visits", type=number(minimum=0, what="policy visits"),
+                        default=POLICY_PRIOR_VISITS, metavar="GAMES",
+                        help="games of equivalent experience (wins) the policy's top move gets "
+                             "in the tree; each move gets GAMES x sqrt(p / p_top) "
+                             "(default: %(default)g)")
     search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts)")
     search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
                         help="move choice: 1ply = Boltzmann over the net's successor values "
@@ -168,17 +195,49 @@ def make_evaluator(args):
     return load_prior_evaluator(args.weights)
 
 
+def load_predictor(args):
+    """The policy net the options name (a MovePredictor), the shipped one by default when it is
+    there, or None. Raises WeightFileError naming a named file that cannot be used."""
+    from engine.nets.predictor import MovePredictor
+    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
+    if args.policy == "none":
+        return None
+    if args.policy is None and not DEFAULT_POLICY_WEIGHTS.exists():
+        return None
+    return MovePredictor.load(args.policy or DEFAULT_POLICY_WEIGHTS, args.policy_symmetries)
+
+
+def resolve_player(args):
+    """--player 1ply/mcts is --search's choice; the options after it read args.search."""
+    if args.player in ("1ply", "mcts"):
+        args.search = args.player
+    return args
+
+
 def build_engine(args):
     from engine.gtp.server import KosumiEngine
     from engine.play.player import Player
     from engine.play.search_player import load_prior_evaluator
+    args = resolve_player(args)
     evaluator = make_evaluator(args)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log.info("seed %d", seed)
     resign_threshold = None if args.no_resign else args.resign_threshold
     one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
                      capture_all_dead=args.capture_all_dead)
-    if args.search == "1ply":
+    predictor = load_predictor(args) if args.search == "mcts" and args.policy_prior != "off" \
+        or args.player == "policy" else None
+    if args.player == "policy":
+        from engine.play.policy_player import PolicyPlayer
+        if predictor is None:
+            raise ValueError("--player policy needs a policy network: give one with --policy PATH "
+                             "(kosumi-train policy trains one)")
+        player = PolicyPlayer(predictor, evaluator, one_ply, temperature=args.policy_temperature,
+                              seed=seed, resign_threshold=resign_threshold,
+                              capture_all_dead=args.capture_all_dead)
+        engine = KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size,
+                              one_ply=one_ply)
+    elif args.search == "1ply":
         # kosumi-search's tree takes the prior --search mcts would: the named or the default net
         # alone (not averaged over the symmetries: eight times the cost a node)
         search_evaluator = (lambda: load_prior_evaluator(args.weights)) \
@@ -186,14 +245,15 @@ def build_engine(args):
         engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
                               size=args.size, search_evaluator=search_evaluator)
     else:
-        engine = KosumiEngine(evaluator, make_search_player(args, evaluator, seed, resign_threshold),
+        engine = KosumiEngine(evaluator, make_search_player(args, evaluator, seed, resign_threshold,
+                                                            predictor),
                               komi=args.komi, rules=args.rules, size=args.size, one_ply=one_ply)
     if args.override_version is not None:
         engine.engine_version = args.override_version
     return engine
 
 
-def make_search_player(args, evaluator, seed, resign_threshold):
+def make_search_player(args, evaluator, seed, resign_threshold, predictor=None):
     from engine.play.search_player import DEFAULT_PLAYOUTS, SearchPlayer
     playouts = args.playouts
     if playouts is None and args.time_per_move is None:
@@ -202,6 +262,9 @@ def make_search_player(args, evaluator, seed, resign_threshold):
                         threads=args.threads, seed=seed, resign_threshold=resign_threshold,
                         capture_all_dead=args.capture_all_dead,
                         use_prior={"auto": None, "net": True, "none": False}[args.search_prior],
+                        predictor=predictor,
+                        use_policy={"auto": None, "on": True, "off": False}[args.policy_prior],
+                        policy_visits=args.policy_visits,
                         prior_visits=args.prior_visits,
                         prior_threshold=args.prior_threshold,
                         knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
@@ -212,7 +275,7 @@ def make_search_player(args, evaluator, seed, resign_threshold):
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = resolve_player(parser.parse_args(argv))
     if (args.symmetries or 1) > 1 and args.search != "1ply":
         parser.error("--symmetries is for the 1-ply player (--search 1ply)")
     try:

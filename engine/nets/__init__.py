@@ -1,5 +1,9 @@
-"""Learned evaluation: the input feature sets (features.pyx), the Internal Symmetry Network
-(network.pyx), weight files (weights.py) and the evaluator interface the players use
-(evaluator.py).
+"""Learned evaluation and move prediction: the registered, versioned input feature sets
+(features.pyx), Blair's Internal Symmetry Network (network.pyx), NeuroGo 3's soft-segmentation
+network (softseg.pyx), weight files with their metadata (weights.py), and the evaluator
+interface the players, the search and the trainer use, with an evaluator for each network, the
+symmetric average and a trivial one for tests (evaluator.py). The move-prediction (policy)
+network: its raw position records (policy_inputs.pyx), its feature sets (policy_features.py) and
+the net itself (policy.py).
 
 May import: engine.rules."""

@@ -55,6 +55,8 @@ def shipped_weights_path(name):
 # net won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the search's
 # prior (asked at eight times fewer nodes) it won more games at equal time (docs/notebook/softseg.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
+# The move predictor (engine/nets/policy.py), trained on 19x19 expert games; it plays every size.
+DEFAULT_POLICY_WEIGHTS = shipped_weights_path("policy_19x19.npz")
 # The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).
 ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")
 

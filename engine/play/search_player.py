@@ -53,6 +53,12 @@ LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on larg
 RULES_OF_THUMB_LINES = 13       # boards from this many lines are large for the defaults above
 
 
+POLICY_PRIOR_VISITS = 40.0      # games of equivalent experience a move predictor's top move
+                                # gets as wins (each move: this x sqrt(its share of the top's))
+POLICY_BASE_VISITS = 10.0       # games at an even win rate under it, when no value net speaks
+POLICY_PRIOR_THRESHOLD = 16     # visits before a node asks the move predictor (the root: at once)
+POLICY_PRIOR_LINES = 13         # boards from this many lines take a move predictor's prior by
+                                # default (it learnt 19x19 human games)
 SOFTSEG_PRIOR_THRESHOLD = 64    # visits before a node asks the soft-segmentation net: 1.7 times
                                 # the ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
 
@@ -150,6 +156,7 @@ class SearchPlayer:
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
+                 predictor=None, use_policy=None, policy_visits=POLICY_PRIOR_VISITS,
                  prior_visits=DEFAULT_NET_PRIOR, prior_threshold=None,
                  prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=None,
                  value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
@@ -171,10 +178,14 @@ class SearchPlayer:
         self.resign_threshold = resign_threshold      # None: never resign
         self.capture_all_dead = capture_all_dead
         self.use_prior = use_prior
+        self.predictor = predictor
+        self.use_policy = use_policy
+        self.policy_visits = policy_visits
         self.knowledge_visits = knowledge_visits
         self.prior_scale = prior_scale
         if prior_threshold is None:
-            prior_threshold = default_prior_threshold(evaluator)
+            prior_threshold = POLICY_PRIOR_THRESHOLD if predictor is not None else \
+                default_prior_threshold(evaluator)
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
                                  net_prior_visits=prior_visits,
@@ -186,6 +197,8 @@ class SearchPlayer:
         self._owners = []
         # one evaluator per thread: a twin has its own buffers, so the threads' priors run at once
         self._thread_evaluators = [evaluator] + [evaluator.twin() for _ in range(threads - 1)]
+        self._thread_predictors = [predictor] + [predictor and predictor.twin()
+                                                 for _ in range(threads - 1)]
 
     def new_game(self):
         self.hopeless_streak = 0
@@ -232,19 +245,22 @@ class SearchPlayer:
         return analysis
 
     def settings_for(self, size):
-        """(use the net's prior, games of rules of thumb) on a board of `size` lines."""
+        """(use the net's prior, use the move predictor's prior, games of rules of thumb) on a
+        board of `size` lines."""
         large = size >= RULES_OF_THUMB_LINES
         use_prior = not large if self.use_prior is None else self.use_prior
+        use_policy = self.predictor is not None and \
+            (size >= POLICY_PRIOR_LINES if self.use_policy is None else self.use_policy)
         knowledge = self.knowledge_visits
         if knowledge is None:
             knowledge = LARGE_BOARD_KNOWLEDGE_PRIOR if large else DEFAULT_KNOWLEDGE_PRIOR
-        return use_prior, knowledge
+        return use_prior, use_policy, knowledge
 
     def _trees_for(self, state):
         """One tree per thread, each kept from the last search when the game went on from its
         root (the subtree of the moves since), else new."""
-        use_prior, knowledge = self.settings_for(state.size)
-        key = (state.size, state.rules, use_prior, knowledge)
+        use_prior, use_policy, knowledge = self.settings_for(state.size)
+        key = (state.size, state.rules, use_prior, use_policy, knowledge)
         history = list(state.history)
         seen = state.seen_positions()
         last_move = history[-1][1] if history else None
@@ -258,10 +274,12 @@ class SearchPlayer:
                 tree = TreeSearch(state.size, state.rules.komi, seed=seed,
                                   knowledge_prior_visits=knowledge, **self.tree_options)
                 self._owners.append(_TreeOwner(tree, None, key))
-        for owner, evaluator in zip(self._owners, self._thread_evaluators):
+        for owner, evaluator, predictor in zip(self._owners, self._thread_evaluators,
+                                               self._thread_predictors):
             tree = owner.tree
-            tree.set_prior_function(self._prior_function(state, evaluator) if use_prior
-                                    else None)
+            tree.set_prior_function(self._prior_function(state, evaluator if use_prior else None,
+                                                         predictor if use_policy else None)
+                                    if use_prior or use_policy else None)
             old = owner.history
             if old is not None and history[:len(old)] == old and \
                     self._alternates(history[len(old):], tree.root_colour) and \
@@ -295,10 +313,17 @@ class SearchPlayer:
                 permitted[board.num_locs if move == PASS else move] = 1
         return permitted
 
-    def _prior_function(self, root_state, evaluator):
+    def _prior_function(self, root_state, evaluator, predictor):
         """The tree's prior (tree.pyx's set_prior_function) for positions below root_state, from
-        the evaluator of the tree's thread."""
-        scale = self.prior_scale
+        the evaluator and the move predictor of the tree's thread (either may be None).
+
+        The evaluator's successor values become win rates at prior_visits games each. The
+        predictor's probabilities p add, as Pachi's DCNN prior does, wins worth policy_visits x
+        sqrt(p / p_top) games to each move: the moves strong players would consider start with
+        a lead that simulations must overturn, and every move stays searchable. Without an
+        evaluator they sit on POLICY_BASE_VISITS games at an even rate. The `prior` shown in
+        analysis is the predictor's probability when there is one."""
+        scale, visits_of_net = self.prior_scale, self.tree_options["net_prior_visits"]
         num_locs = root_state.board.num_locs
         work = root_state.copy()
 
@@ -306,20 +331,31 @@ class SearchPlayer:
             for move in path:
                 work.play(move)
             try:
-                moves, values = evaluator.successor_values(work)
-                value = evaluator.evaluate(work).value
+                if evaluator is not None:
+                    moves, values = evaluator.successor_values(work)
+                    value = evaluator.evaluate(work).value
+                policy = predictor.probabilities(work) if predictor is not None else None
             finally:
                 for _ in path:
                     work.undo()
-            values = np.asarray(values, dtype=float)
             win = np.full(num_locs + 1, 0.5)
             probability = np.zeros(num_locs + 1)
-            index = np.array([num_locs if m == PASS else m for m in moves])
-            win[index] = 1.0 / (1.0 + np.exp(-values / scale))
-            probability[index] = boltzmann(values, np.ones(len(values), dtype=bool),
-                                           DEFAULT_PRIOR_BETA)
-            mover_win = 1.0 / (1.0 + math.exp(-value / scale))
-            return win, probability, mover_win if colour == BLACK else 1.0 - mover_win
+            black_win = None
+            if evaluator is not None:
+                values = np.asarray(values, dtype=float)
+                index = np.array([num_locs if m == PASS else m for m in moves])
+                win[index] = 1.0 / (1.0 + np.exp(-values / scale))
+                probability[index] = boltzmann(values, np.ones(len(values), dtype=bool),
+                                               DEFAULT_PRIOR_BETA)
+                mover_win = 1.0 / (1.0 + math.exp(-value / scale))
+                black_win = mover_win if colour == BLACK else 1.0 - mover_win
+            if policy is None:
+                return win, probability, black_win
+            base = visits_of_net if evaluator is not None else POLICY_BASE_VISITS
+            extra = self.policy_visits * np.sqrt(policy / max(policy.max(), 1e-12))
+            visits = base + extra
+            win = (base * win + extra) / visits
+            return win, np.array(policy, dtype=float), black_win, visits
 
         return prior
 

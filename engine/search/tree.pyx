@@ -26,8 +26,10 @@ the third and fourth, over some 18,000 RAVE games each), and tens of thousands o
 outweigh any prior, so a 10 s search opened on the second line. With an evaluator, once a node has
 net_prior_threshold visits (the root at once), `prior_function(path_moves, colour)`
 (engine/play/search_player.py) returns for every point and pass the evaluator's win probability of
-the move for the mover and its selection probability; each child's prior becomes net_prior_visits
-games at that win rate, and the node remembers the evaluator's value of the position, which is
+the move for the mover and its selection probability, and optionally the games each child's prior
+counts (a move predictor's prior weighs its likely moves more); each child's prior becomes those
+games (else net_prior_visits) at that win rate, and the node remembers the evaluator's value of
+the position (None: no value), which is
 mixed into the result of every simulation that passes through it (the deepest such node): result =
 (1 - value_weight) * playout + value_weight * value.
 
@@ -367,7 +369,7 @@ cdef class TreeSearch:
     cdef int _apply_prior(self, int node, int first, int count, int colour, int depth) except -1:
         """The evaluator's prior for the children first .. first + count - 1 of node; an
         exception is kept for run() to raise, and the search stops."""
-        cdef double[::1] win, probability
+        cdef double[::1] win, probability, visits = None
         cdef int i, index, d
         cdef Node *child
         self.nodes[node].prior_asked = True
@@ -376,14 +378,18 @@ cdef class TreeSearch:
             answer = self.prior_function(path, colour)
             if answer is None:
                 return 0
-            win, probability, black_win = answer
+            if len(answer) == 4:
+                win, probability, black_win, visits = answer
+            else:
+                win, probability, black_win = answer
             for i in range(count):
                 child = &self.nodes[first + i]
                 index = self.work.num_locs if child.move == PASS_LOC else child.move
-                child.prior_visits = self.net_prior_visits
-                child.prior_wins = self.net_prior_visits * win[index]
+                child.prior_visits = self.net_prior_visits if visits is None else visits[index]
+                child.prior_wins = child.prior_visits * win[index]
                 child.prior = probability[index]
-            self.nodes[node].net_black_win = black_win
+            if black_win is not None:
+                self.nodes[node].net_black_win = black_win
         except BaseException as error:
             self.prior_error = error
             self.prior_failed = True

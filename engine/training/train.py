@@ -7,6 +7,8 @@ Usage:
     kosumi-train ... --ray [auto|HEAD:6379]                  self-play on Ray actors (a cluster)
     kosumi-train plot RUN_DIR... [--out PNG]                 training curves to PNG (several:
                                                              compared; a weight file: its curves)
+    kosumi-train policy {data,train,eval,plot} ...          the move-prediction network
+                                                             (engine/training/policycli.py)
     kosumi-train eval RUN_DIR [--checkpoints N,..] [--opponents initial,gnugo-1] [--games G]
                       [--protocol kosumi|neurogo]            match checkpoints (evals.jsonl)
 (`python -m engine.train` is the same program.)
@@ -135,7 +137,7 @@ MAX_WEIGHT_LAG = 8                   # --ray: versions a game's weights may lag.
                                      # games are refused, not learned from weights long gone
 RAY_GAMES_PER_CALL = 8               # --ray: games an actor plays per call. Ray's fixed work in
                                      # the driver (most of the 2.3-2.9 ms a game of one game a call,
-                                     # BENCHMARKS.md) is shared by them: at 8, learning is most of
+                                     # docs/notebook/ray.md) is shared by them: at 8, learning is most of
                                      # the driver's work; the weights get up to A·k games older
                                      # (A actors, k of these)
 
@@ -1628,8 +1630,15 @@ def build_eval_parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "policy":
+        from engine.training.policycli import main as policy_main
+        return policy_main(argv[1:])
     if argv and argv[0] == "plot":
         args = build_plot_parser().parse_args(argv[1:])
+        from engine.training.policycli import is_policy_run, plot_runs as plot_policy_runs
+        if any(is_policy_run(run) for run in args.run_dirs):
+            print(plot_policy_runs(args.run_dirs, args.out or "policy_curves.png"))
+            return 0
         print(plot_runs(args.run_dirs, args.out, args.window))
         return 0
     if argv and argv[0] == "eval":

@@ -1,0 +1,138 @@
+"""Policy network speed: one position's move probabilities at play (encode, features, forward),
+and training throughput of the numpy and torch backends side by side.
+
+    python benchmarks/policy_speed.py [--weights FILE ...] [--sizes 19 9] [--repeats N]
+    python benchmarks/policy_speed.py --train [--data DATA_DIR] [--seconds S]
+
+Inference (target: <= 5 ms a 19x19 position on one core): rows for each --weights file, or for
+fresh nets of the architectures the notebook compares (docs/notebook/policy.md). Columns:
+  encode    the position record (engine/nets/policy_inputs.pyx: liberties, ladders, captures)
+  features  the feature planes (numpy)
+  forward   the net (numpy im2col convolutions)
+  total     MovePredictor.probabilities on a fresh position (no cache): what a player pays
+Times are the median of --repeats positions from a replayed 19x19 game, one BLAS thread
+(OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
+
+--train: positions a second of each backend on the same batches of a policy data directory
+(--data), numpy then torch with one thread and with
+two, for the sn2008 net and the 8x48 conv net. Both backends take the same steps (tests/
+test_policy_training.py), so the ratio is the speed-up.
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from engine.nets.policy import PolicyNet, load_policy  # noqa: E402
+from engine.nets.policy_features import features  # noqa: E402
+from engine.nets.predictor import MovePredictor  # noqa: E402
+from engine.rules.game import GameState, Rules  # noqa: E402
+
+ARCHITECTURES = [
+    ("sn2008 k9", {"kind": "sn2008", "hidden": 15, "kernel": 9, "boards": 5}, "sn2008"),
+    ("conv 6x32", {"kind": "conv", "channels": 32, "layers": 6, "first_kernel": 5}, "rich"),
+    ("conv 6x48", {"kind": "conv", "channels": 48, "layers": 6, "first_kernel": 5}, "rich"),
+    ("conv 8x48", {"kind": "conv", "channels": 48, "layers": 8, "first_kernel": 5}, "rich"),
+    ("conv 6x64", {"kind": "conv", "channels": 64, "layers": 6, "first_kernel": 5}, "rich"),
+    ("conv 8x64", {"kind": "conv", "channels": 64, "layers": 8, "first_kernel": 5}, "rich"),
+]
+
+
+def positions(size, count, seed=1):
+    """Game states along a random game (moves on empty points, no captures needed)."""
+    rng = np.random.default_rng(seed)
+    game = GameState(size, Rules())
+    states = []
+    while len(states) < count:
+        legal = game.legal_moves()
+        if not legal or len(game.history) > size * size // 2:
+            game = GameState(size, Rules())
+            continue
+        game.play(legal[int(rng.integers(len(legal)))])
+        if len(game.history) > 20:
+            states.append(game.copy())
+    return states
+
+
+def timed(function, repeats):
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return float(np.median(times)) * 1000
+
+
+def inference(nets, sizes, repeats):
+    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'forward':>8} {'total':>8}  (ms)")
+    for name, net in nets:
+        for size in sizes:
+            states = positions(size, repeats)
+            predictor = MovePredictor(net)
+            records = [predictor.records(state, state.to_move) for state in states]
+            planes = [features(net.feature_set.name, r[None], np.array([s.to_move]))
+                      for r, s in zip(records, states)]
+            it = iter(states)
+            encode = timed(lambda: predictor.records(next(it), 1), repeats)
+            it = iter(zip(records, states))
+            feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
+            it = iter(planes)
+            forward = timed(lambda: net.forward(next(it)), repeats)
+            it = iter(states)
+
+            def fresh_position():
+                predictor.cache.clear()
+                predictor.probabilities(next(it))
+            total = timed(fresh_position, repeats)
+            print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
+                  f"{forward:8.2f} {total:8.2f}")
+
+
+def training(data, seconds):
+    from engine.training.policydata import PolicyDataset
+    from engine.training.policytrain import PolicySettings, make_backend, torch_available
+    dataset = PolicyDataset([data])
+    rng = np.random.default_rng(0)
+    print(f"{'net':14} {'backend':12} {'positions/s':>12}")
+    for name, architecture, feature_set in (ARCHITECTURES[0], ARCHITECTURES[3]):
+        settings = PolicySettings(kind=architecture["kind"], feature_set=feature_set)
+        batches = [dataset.batch(feature_set, rng.integers(0, dataset.positions, 128)) for _ in range(4)]
+        backends = [("numpy", None)] + ([("torch", 1), ("torch", 2)] if torch_available() else [])
+        for backend_name, threads in backends:
+            backend = make_backend(backend_name, PolicyNet(architecture, feature_set), settings, threads)
+            done, started = 0, time.perf_counter()
+            while time.perf_counter() - started < seconds:
+                planes, moves = batches[done % len(batches)]
+                backend.step(planes, moves, 0.001)
+                done += 1
+            rate = done * 128 / (time.perf_counter() - started)
+            label = backend_name + (f" x{threads}" if threads else "")
+            print(f"{name:14} {label:12} {rate:12.0f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--weights", nargs="*", default=[])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[19, 9])
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--train", action="store_true")
+    parser.add_argument("--data", help="a policy data directory (kosumi-train policy data)")
+    parser.add_argument("--seconds", type=float, default=20.0)
+    args = parser.parse_args()
+    if args.train:
+        if not args.data:
+            parser.error("--train needs --data DATA_DIR (kosumi-train policy data makes one)")
+        training(args.data, args.seconds)
+        return
+    nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights] or \
+        [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in ARCHITECTURES]
+    inference(nets, args.sizes, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

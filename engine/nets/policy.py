@@ -1,0 +1,274 @@
+"""The move-prediction (policy) network: a convolutional net over every point of any board size,
+with a pass output, in numpy (inference, and the reference gradient that the trainer's numpy
+backend and the tests use). Trained by engine/training/policytrain.py.
+
+Architectures (the `kind` of the weight file's architecture record):
+- `sn2008`, Sutskever & Nair 2008 (section 3, Figure 2): one hidden convolutional layer of
+  `hidden` kernels of `kernel` x `kernel` applied with the same weights to each of the t + 1
+  boards of the `sn2008` feature set, logistic units, then a 5x5 convolution from all boards'
+  hidden maps to one output map, softmax over the points. The paper's hidden biases are one per
+  point of the 19x19 board; here they are one per kernel, so that one net plays every size.
+- `conv`: a stack of convolutions with ReLU (the first `first_kernel` wide, the rest 3x3,
+  `channels` each), then a 1x1 convolution to the output map (Clark & Storkey 2015, Maddison et
+  al. 2015 in small).
+Both give the pass move a logit from the mean of the last hidden layer over the board (one weight
+per map and a bias), so the softmax covers every point and pass.
+
+Activations are NHWC (batch, row, col, channel) inside; convolutions are im2col products, whose
+weight layout (out, in, k, k) is also PyTorch's, so the trainer's tensors map one to one.
+
+Weight files are the project's .npz form (engine/nets/weights.py): `params` float32, the tensors
+flattened in the order the architecture record lists them, and `metadata` with the architecture
+(kind, sizes, tensor names and shapes), the feature set and its version, validated on load.
+
+Reading order: PolicyNet.forward(), then backward(), then save_policy() / load_policy().
+"""
+import datetime
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from engine.nets.policy_features import feature_set as policy_feature_set
+from engine.nets.weights import (FORMAT_NAME, FORMAT_VERSION, WeightFileError, _decode_metadata,
+                                 read_npz)
+
+ARCHITECTURE_NAME = "policy"
+KINDS = ("sn2008", "conv")
+OUTPUT_KERNEL = 5       # the paper's hidden-to-output kernels
+
+
+def _im2col(x, k):
+    """(B, H, W, C) -> (B*H*W, C*k*k): every point's k x k window, zero outside the board."""
+    pad = k // 2
+    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(1, 2))
+    batch, height, width = x.shape[:3]
+    return windows.reshape(batch * height * width, -1)
+
+
+def _conv(x, w, b):
+    """Same-size convolution of NHWC x with w (out, in, k, k) and b (out,). Returns the output
+    and the columns (kept for the backward pass)."""
+    cols = _im2col(x, w.shape[-1])
+    out = cols @ w.reshape(w.shape[0], -1).T
+    out += b
+    return out.reshape(*x.shape[:3], w.shape[0]), cols
+
+
+def _conv_backward(dout, cols, x_shape, w):
+    """Gradients (dx, dw, db) of _conv from dout (B, H, W, out)."""
+    batch, height, width, channels = x_shape
+    k = w.shape[-1]
+    pad = k // 2
+    flat = dout.reshape(-1, w.shape[0])
+    dw = (flat.T @ cols).reshape(w.shape)
+    db = flat.sum(axis=0)
+    dcols = (flat @ w.reshape(w.shape[0], -1)).reshape(batch, height, width, channels, k, k)
+    dpadded = np.zeros((batch, height + 2 * pad, width + 2 * pad, channels), dtype=dout.dtype)
+    for i in range(k):
+        for j in range(k):
+            dpadded[:, i:i + height, j:j + width, :] += dcols[..., i, j]
+    return dpadded[:, pad:pad + height, pad:pad + width, :], dw, db
+
+
+def _sigmoid(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def tensor_shapes(architecture, input_planes):
+    """[(name, shape)] of an architecture's parameters, in the order of the flat params."""
+    kind = architecture["kind"]
+    if kind == "sn2008":
+        hidden, kernel, boards = architecture["hidden"], architecture["kernel"], architecture["boards"]
+        planes = input_planes // boards
+        maps = hidden * boards
+        return [("hidden.w", (hidden, planes, kernel, kernel)), ("hidden.b", (hidden,)),
+                ("output.w", (1, maps, OUTPUT_KERNEL, OUTPUT_KERNEL)), ("output.b", (1,)),
+                ("pass.w", (maps,)), ("pass.b", (1,))]
+    if kind == "conv":
+        channels, layers = architecture["channels"], architecture["layers"]
+        shapes, planes = [], input_planes
+        for layer in range(layers):
+            kernel = architecture["first_kernel"] if layer == 0 else 3
+            shapes += [(f"conv{layer}.w", (channels, planes, kernel, kernel)), (f"conv{layer}.b", (channels,))]
+            planes = channels
+        return shapes + [("output.w", (1, channels, 1, 1)), ("output.b", (1,)),
+                         ("pass.w", (channels,)), ("pass.b", (1,))]
+    raise ValueError(f"unknown policy architecture kind {kind!r}; known: {KINDS}")
+
+
+class PolicyNet:
+    """A policy network: architecture record, feature set and parameters (float32 arrays)."""
+
+    def __init__(self, architecture, feature_set, params=None, seed=0):
+        self.architecture = dict(architecture, name=ARCHITECTURE_NAME)
+        self.feature_set = policy_feature_set(feature_set)
+        if self.architecture["kind"] == "sn2008" and self.feature_set.planes % self.architecture["boards"]:
+            raise ValueError(f"feature set {feature_set!r} does not split into "
+                             f"{self.architecture['boards']} boards")
+        self.shapes = tensor_shapes(self.architecture, self.feature_set.planes)
+        self.params = params if params is not None else self._initial(seed)
+
+    def _initial(self, seed):
+        """He-style random weights for the ReLU stack, Glorot-style for the logistic layer; zero
+        biases and a zero output layer for sn2008 (a uniform start, as a softmax likes)."""
+        rng = np.random.default_rng(seed)
+        params = {}
+        for name, shape in self.shapes:
+            if name.endswith(".b") or name.startswith("pass"):
+                params[name] = np.zeros(shape, np.float32)
+            else:
+                fan_in = int(np.prod(shape[1:]))
+                gain = 2.0 if self.architecture["kind"] == "conv" else 1.0
+                params[name] = (rng.standard_normal(shape) * math.sqrt(gain / fan_in)).astype(np.float32)
+        return params
+
+    @property
+    def num_params(self):
+        return sum(int(np.prod(shape)) for _, shape in self.shapes)
+
+    def forward(self, planes, keep=False):
+        """Logits (B, S*S + 1), the points row by row then pass, of feature planes
+        (B, planes, S, S). keep: also return what backward() needs."""
+        x = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
+        batch, size = x.shape[0], x.shape[1]
+        p, cache = self.params, {"input_shape": x.shape}
+        if self.architecture["kind"] == "sn2008":
+            boards = self.architecture["boards"]
+            per_board = x.reshape(batch, size, size, boards, -1).transpose(0, 3, 1, 2, 4)
+            per_board = np.ascontiguousarray(per_board).reshape(batch * boards, size, size, -1)
+            pre, cache["hidden.cols"] = _conv(per_board, p["hidden.w"], p["hidden.b"])
+            h = _sigmoid(pre)
+            cache["hidden.out"] = h
+            hidden = h.reshape(batch, boards, size, size, -1).transpose(0, 2, 3, 1, 4).reshape(batch, size, size, -1)
+            hidden = np.ascontiguousarray(hidden)
+        else:
+            hidden = x
+            for layer in range(self.architecture["layers"]):
+                pre, cache[f"conv{layer}.cols"] = _conv(hidden, p[f"conv{layer}.w"], p[f"conv{layer}.b"])
+                cache[f"conv{layer}.in_shape"] = hidden.shape
+                hidden = np.maximum(pre, 0.0)
+                cache[f"conv{layer}.out"] = hidden
+        points, cache["output.cols"] = _conv(hidden, p["output.w"], p["output.b"])
+        cache["last_hidden_shape"] = hidden.shape
+        pooled = hidden.mean(axis=(1, 2))
+        cache["pooled"] = pooled
+        pass_logit = pooled @ p["pass.w"] + p["pass.b"]
+        logits = np.concatenate([points.reshape(batch, size * size), pass_logit[:, None]], axis=1)
+        return (logits, cache) if keep else logits
+
+    def backward(self, cache, dlogits):
+        """Gradients {name: array} of the loss whose gradient with respect to the logits is
+        dlogits, through the forward pass that made cache."""
+        p, grads = self.params, {}
+        batch, size = dlogits.shape[0], cache["last_hidden_shape"][1]
+        hidden_shape = cache["last_hidden_shape"]
+        dpass = dlogits[:, -1]
+        grads["pass.w"] = cache["pooled"].T @ dpass
+        grads["pass.b"] = np.array([dpass.sum()], np.float32)
+        dpoints = dlogits[:, :-1].reshape(batch, size, size, 1)
+        dhidden, grads["output.w"], grads["output.b"] = _conv_backward(
+            dpoints, cache["output.cols"], hidden_shape, p["output.w"])
+        dhidden = dhidden + (dpass[:, None] * p["pass.w"][None, :] / (size * size))[:, None, None, :]
+        if self.architecture["kind"] == "sn2008":
+            boards = self.architecture["boards"]
+            dh = dhidden.reshape(batch, size, size, boards, -1).transpose(0, 3, 1, 2, 4)
+            dh = np.ascontiguousarray(dh).reshape(batch * boards, size, size, -1)
+            h = cache["hidden.out"]
+            dpre = dh * h * (1.0 - h)
+            per_board_shape = (batch * boards, size, size, self.params["hidden.w"].shape[1])
+            _, grads["hidden.w"], grads["hidden.b"] = _conv_backward(
+                dpre, cache["hidden.cols"], per_board_shape, p["hidden.w"])
+        else:
+            for layer in reversed(range(self.architecture["layers"])):
+                dpre = dhidden * (cache[f"conv{layer}.out"] > 0)
+                dhidden, grads[f"conv{layer}.w"], grads[f"conv{layer}.b"] = _conv_backward(
+                    dpre, cache[f"conv{layer}.cols"], cache[f"conv{layer}.in_shape"], p[f"conv{layer}.w"])
+        return {name: grad.astype(np.float32, copy=False) for name, grad in grads.items()}
+
+    def flat_params(self):
+        return np.concatenate([self.params[name].ravel() for name, _ in self.shapes]).astype(np.float32)
+
+    def set_flat_params(self, flat):
+        offset, params = 0, {}
+        for name, shape in self.shapes:
+            count = int(np.prod(shape))
+            params[name] = np.asarray(flat[offset:offset + count], np.float32).reshape(shape).copy()
+            offset += count
+        self.params = params
+
+
+def softmax(logits, legal=None):
+    """Probabilities over the last axis; legal (bool, same shape) zeroes what is not legal."""
+    logits = np.asarray(logits, np.float64)
+    if legal is not None:
+        logits = np.where(legal, logits, -np.inf)
+    top = logits.max(axis=-1, keepdims=True)
+    exp = np.exp(logits - top)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def save_policy(path, net, board_size, games_trained, positions_trained, trainer=None, created=None):
+    """Writes net to path atomically (a temporary file renamed over it)."""
+    params = net.flat_params()
+    architecture = dict(net.architecture, tensors=[[name, list(shape)] for name, shape in net.shapes],
+                        num_params=net.num_params)
+    metadata = {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "architecture": architecture,
+        "feature_set": {"name": net.feature_set.name, "version": net.feature_set.version},
+        "board_size": int(board_size), "games_trained": int(games_trained),
+        "positions_trained": int(positions_trained), "trainer": trainer or {},
+        "created": created or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "params_sha256": hashlib.sha256(params.tobytes()).hexdigest(),
+    }
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+    np.savez_compressed(temporary, params=params,
+                        metadata=np.frombuffer(json.dumps(metadata).encode("utf-8"), dtype=np.uint8))
+    os.replace(temporary, path)
+
+
+def is_policy_file(metadata):
+    return metadata.get("architecture", {}).get("name") == ARCHITECTURE_NAME
+
+
+def load_policy(path):
+    """(PolicyNet, metadata) from a weight file; WeightFileError naming the file for one that is
+    missing, damaged, not a policy net, or whose parameters do not fit its architecture."""
+    arrays = read_npz(path, WeightFileError)
+    for required in ("params", "metadata"):
+        if required not in arrays:
+            raise WeightFileError(path, f"missing array {required!r} (has {sorted(arrays)})")
+    metadata = _decode_metadata(path, arrays["metadata"])
+    architecture = metadata["architecture"]
+    if not is_policy_file(metadata):
+        raise WeightFileError(path, f"not a policy network (architecture {architecture.get('name')!r}); "
+                                    f"a value net goes to --weights")
+    feature = metadata["feature_set"]
+    try:
+        spec = policy_feature_set(feature.get("name"))
+        if feature.get("version") != spec.version:
+            raise ValueError(f"feature set {spec.name!r} version {feature.get('version')!r}; this "
+                             f"kosumi computes version {spec.version}")
+        net = PolicyNet({k: v for k, v in architecture.items() if k not in ("tensors", "num_params")},
+                        spec.name, params={})
+    except (ValueError, KeyError, TypeError) as error:
+        raise WeightFileError(path, f"unusable architecture or feature set: {error}") from None
+    recorded = [[name, list(shape)] for name, shape in net.shapes]
+    if architecture.get("tensors") != recorded:
+        raise WeightFileError(path, f"tensor list {architecture.get('tensors')!r} does not match the "
+                                    f"architecture's {recorded!r}")
+    params = arrays["params"]
+    if params.dtype != np.float32 or params.shape != (net.num_params,):
+        raise WeightFileError(path, f"params should be float32 of shape ({net.num_params},), got "
+                                    f"{params.dtype} shape {params.shape}")
+    if hashlib.sha256(params.tobytes()).hexdigest() != metadata["params_sha256"]:
+        raise WeightFileError(path, "params do not match their recorded checksum (corrupt or altered)")
+    if not np.all(np.isfinite(params)):
+        raise WeightFileError(path, "params contain NaN or infinity")
+    net.set_flat_params(params)
+    return net, metadata

@@ -1,0 +1,102 @@
+"""The policy network at play: move probabilities of a game position, for the policy player
+(engine/play/policy_player.py) and the search's prior (engine/play/search_player.py).
+
+`MovePredictor.probabilities(state)` encodes the position the way the training data was encoded
+(engine/nets/policy_inputs.pyx, engine/nets/policy_features.py: the same record, the same
+features), runs the net, optionally averaged over the board's symmetries, and returns a
+probability for every point (by loc) and pass, zero where the move is illegal under simple ko
+(superko is the caller's: the players and the tree check it).
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from engine.nets.policy import load_policy, softmax
+from engine.nets.policy_features import features, move_permutation, transform
+from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
+from engine.rules.coords import PASS
+from engine.rules.game import SYMMETRIES
+
+RECENT_MOVES = 15               # the AGE plane's memory (as engine/training/policydata.py)
+CACHE_SIZE = 1024               # positions remembered (a search asks again after tree reuse)
+
+
+def _recent(history):
+    return [loc for _, loc in reversed(history[-RECENT_MOVES:])]
+
+
+class MovePredictor:
+    """A policy net with its encoder, symmetry averaging and a small cache. Not thread-safe: each
+    search thread takes a twin()."""
+
+    def __init__(self, net, symmetries=1, metadata=None):
+        if not 1 <= symmetries <= SYMMETRIES:
+            raise ValueError(f"symmetries must be 1..{SYMMETRIES}, not {symmetries}")
+        self.net = net
+        self.metadata = metadata or {}
+        self.symmetries = symmetries
+        self.encoder = PositionEncoder()
+        self.cache = OrderedDict()
+
+    @classmethod
+    def load(cls, path, symmetries=1):
+        net, metadata = load_policy(path)
+        return cls(net, symmetries, metadata)
+
+    def twin(self):
+        return MovePredictor(self.net, self.symmetries, self.metadata)
+
+    def records(self, state, colour):
+        """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""
+        size, history = state.size, self.net.feature_set.history
+        records = np.zeros((history + 1, RECORD_PLANES, size * size), np.uint8)
+        self.encoder.encode(state.board, colour, _recent(state.history), records[0])
+        if history and state.history:
+            work = state.copy()
+            for t in range(1, history + 1):
+                if not work.history:
+                    break
+                work.undo()
+                self.encoder.encode(work.board, work.to_move, _recent(work.history), records[t])
+        return records
+
+    def probabilities(self, state, colour=None):
+        """(num_locs + 1,) probabilities of colour's moves (default: the side to move), indexed
+        by loc and num_locs for pass; zero on occupied points, suicides and the simple-ko
+        retake."""
+        colour = state.to_move if colour is None else colour
+        key = (state.board.hash, colour, tuple(state.history[-RECENT_MOVES:]))
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.cache.move_to_end(key)
+            return cached
+        size = state.size
+        records = self.records(state, colour)
+        planes = features(self.net.feature_set.name, records[None], np.array([colour]))
+        batch = np.concatenate([np.ascontiguousarray(transform(planes, s)) for s in range(self.symmetries)])
+        logits = self.net.forward(batch)
+        # each symmetry's answer read back in the board's own frame (point i of the board is
+        # point permutation[i] of the transformed one), then averaged as probabilities
+        mean = np.zeros(size * size + 1)
+        for s in range(self.symmetries):
+            answer = logits[s] if self.symmetries == 1 else softmax(logits[s])
+            mean += answer[move_permutation(size, s)]
+        legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
+        if self.symmetries == 1:
+            point_probabilities = softmax(mean, legal)
+        else:
+            mean = np.where(legal, mean, 0.0)
+            point_probabilities = mean / mean.sum()
+        result = np.zeros(state.board.num_locs + 1)
+        stride = size + 2
+        rows, cols = np.divmod(np.arange(size * size), size)
+        result[(rows + 1) * stride + cols + 1] = point_probabilities[:-1]
+        result[-1] = point_probabilities[-1]
+        result.flags.writeable = False
+        self.cache[key] = result
+        if len(self.cache) > CACHE_SIZE:
+            self.cache.popitem(last=False)
+        return result
+
+    def move_probability(self, probabilities, move):
+        return float(probabilities[-1 if move == PASS else move])

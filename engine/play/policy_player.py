@@ -1,0 +1,116 @@
+"""The policy player (`--player policy`): the move-prediction net's move, with no search: its top
+move, or one drawn from its probabilities at a temperature. Fast on every board size.
+
+Reading order: `PolicyPlayer.choose()` calls `candidates()` (legal under the game's rules, not an
+own single-point eye or a point of an own Benson-safe region), then `_decide()`, which applies the
+passing, cleanup and resigning rules, and draws the move.
+
+The net learnt from human games, which rarely record a pass, so passing is ruled by the count:
+- after the opponent passed: pass when the count with dead stones removed (the evaluator's
+  assessment, engine/scoring/deadstones.py) wins; when it loses by more than the margin of doubt,
+  resign (or, never resigning, pass: playing on would only throw stones into the opponent's area,
+  see issue "Counts and games you can trust"); in between, play on;
+- otherwise pass when the net's pass is its top choice, or when no candidate is left;
+- with `capture_all_dead` or in `kgs-genmove_cleanup`, capture the opponent's dead stones before
+  passing, as the other players do.
+Analysis commands (`analyse()`) show the 1-ply player's values: the policy has no values.
+"""
+import copy
+import logging
+
+import numpy as np
+
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, count_after_passing,
+                                dead_stone_liberties, move_text, safe_own_points, state_for)
+from engine.rules.board import PASS, opponent
+
+log = logging.getLogger("kosumi.policy")
+
+RESIGN_MARGIN = 0.1        # of the board's points: a count lost by more is not in doubt
+
+
+class PolicyPlayer:
+    """Moves by the policy net (module docstring). evaluator: the value net or the uniform
+    evaluator, for the dead stones of the count; one_ply: the 1-ply player whose analysis the
+    analysis commands show."""
+
+    def __init__(self, predictor, evaluator, one_ply, temperature=0.0, seed=None,
+                 resign_threshold=0.5, capture_all_dead=False):
+        if not temperature >= 0:
+            raise ValueError(f"temperature must be >= 0, not {temperature!r}")
+        self.predictor = predictor
+        self.evaluator = evaluator
+        self.one_ply = one_ply
+        self.temperature = float(temperature)
+        self.rng = np.random.default_rng(seed)
+        self.resign_threshold = resign_threshold      # None: never resign
+        self.capture_all_dead = capture_all_dead
+
+    def new_game(self):
+        self.one_ply.new_game()
+
+    def analyse(self, state, colour, capture_mode=None, restriction=None, evaluator=None):
+        return self.one_ply.analyse(state, colour, capture_mode, restriction, evaluator)
+
+    def candidates(self, state, colour, capture_mode, restriction=None):
+        """Legal moves (superko included) worth playing: no own eye, no own safe point."""
+        board = state.board
+        excluded = safe_own_points(board, colour, keep_regions_with_opponent_stones=capture_mode)
+        return [m for m in state.legal_moves(colour)
+                if m not in excluded and not board.is_eye(m, colour)
+                and (restriction is None or restriction.permits(colour, m))]
+
+    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False,
+               restriction=None):
+        """Decision for colour (state unchanged); dry_run restores the random state afterwards."""
+        if dry_run:
+            saved = copy.deepcopy(self.rng.bit_generator.state)
+            try:
+                return self.choose(state, colour, cleanup, time_budget, restriction=restriction)
+            finally:
+                self.rng.bit_generator.state = saved
+        state = state_for(state, colour)
+        capture_mode = cleanup or self.capture_all_dead
+        probabilities = self.predictor.probabilities(state, colour)
+        moves = self.candidates(state, colour, capture_mode, restriction)
+        decision = self._decide(state, colour, moves, probabilities, cleanup, capture_mode)
+        if restriction and decision.move == PASS and not restriction.permits(colour, PASS) and moves:
+            decision = self._draw(moves, probabilities, "pass not permitted")
+        log.debug("%s: %s (%s)", "BW"[colour - 1], move_text(decision.move, state.size), decision.reason)
+        return decision
+
+    def _decide(self, state, colour, moves, probabilities, cleanup, capture_mode):
+        size = state.size
+        history = state.history
+        if len(history) >= GAME_LENGTH_VALVE * size * size:
+            return Decision(PASS, None, "game length valve")
+        opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        if opponent_passed and not cleanup:
+            count = count_after_passing(state, colour, self.evaluator, capture_mode)
+            if count > 0:
+                return Decision(PASS, None, f"opponent passed and the count wins by {count:g}")
+            if count < -RESIGN_MARGIN * size * size:
+                if self.resign_threshold is not None:
+                    return Decision(RESIGN, None, f"opponent passed and the count loses by {-count:g}")
+                return Decision(PASS, None, f"opponent passed and the count loses by {-count:g}")
+        wants_pass = not moves or probabilities[-1] >= max(probabilities[m] for m in moves)
+        if capture_mode and wants_pass:
+            capture_points = dead_stone_liberties(state, colour, self.evaluator)
+            capture = [m for m in moves if m in capture_points]
+            if capture:
+                return self._draw(capture, probabilities, "capturing dead stones")
+        if wants_pass and not opponent_passed:
+            return Decision(PASS, None, "no candidate" if not moves else "the net passes")
+        if not moves:
+            return Decision(PASS, None, "no candidate")
+        return self._draw(moves, probabilities, "policy")
+
+    def _draw(self, moves, probabilities, reason):
+        weights = np.array([probabilities[m] for m in moves], dtype=float)
+        if self.temperature == 0 or weights.sum() <= 0:
+            index = int(np.argmax(weights))
+            return Decision(moves[index], None, reason, float(weights[index]))
+        weights = np.power(weights / weights.max(), 1.0 / self.temperature)
+        weights /= weights.sum()
+        index = int(self.rng.choice(len(moves), p=weights))
+        return Decision(moves[index], None, reason, float(weights[index]))

@@ -1,0 +1,204 @@
+"""`kosumi-train policy`: the move-prediction network's command line.
+
+    kosumi-train policy data --sgf PATH... --out DATA_DIR [--size 19] [--max-games N]
+        position records of every game under the paths (files, directories, SGF collections,
+        .tar.gz/.zip/.xz archives); resumable: run it again to continue
+    kosumi-train policy train --run-dir RUN --data DATA_DIR... [--eval-data DIR...] [settings]
+    kosumi-train policy train --resume RUN --data DATA_DIR... [--steps N]
+        a training run (engine/training/policytrain.py): checkpoints, resume after a kill,
+        evaluation on held-out data, a progress bar; weights in RUN/weights.npz and RUN/best.npz
+    kosumi-train policy eval --weights W --sgf PATH... [--games N] [--json OUT]
+        top-1 and top-5 accuracy and the mean log-loss over every position of the games
+    kosumi-train policy plot RUN... [--out PNG]    (or kosumi-train plot RUN...)
+        loss and accuracy curves of runs
+"""
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine.nets.policy import load_policy
+from engine.nets.weights import WeightFileError
+from engine.training.policydata import DataError, PolicyDataset, prepare
+from engine.training.policytrain import LOG, SETTINGS, PolicyRun, PolicySettings, Stop, accuracy
+
+
+def _add_settings(parser):
+    """One option per PolicySettings field, its default and help from the field."""
+    group = parser.add_argument_group("training settings (new runs)")
+    for spec in dataclasses.fields(PolicySettings):
+        kind = type(spec.default)
+        group.add_argument(f"--{spec.name.replace('_', '-')}", type=kind, default=None,
+                           help=f"{spec.metadata['help']} (default: {spec.default!r})")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="kosumi-train policy", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    data = commands.add_parser("data", help="position records from game records")
+    data.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
+    data.add_argument("--out", required=True, help="data directory (continued if it exists)")
+    data.add_argument("--size", type=int, default=19, help="board size to keep (default 19)")
+    data.add_argument("--max-games", type=int, default=None, help="stop after N games in all")
+
+    train = commands.add_parser("train", help="train or resume a run")
+    where = train.add_mutually_exclusive_group(required=True)
+    where.add_argument("--run-dir", help="a new run's directory")
+    where.add_argument("--resume", help="continue this run")
+    train.add_argument("--data", nargs="+", required=True, help="training data directories")
+    train.add_argument("--eval-data", nargs="*", default=[], help="held-out data directories")
+    train.add_argument("--from-weights", help="start a new run from this policy net")
+    train.add_argument("--backend", default="auto", choices=("auto", "torch", "numpy"),
+                       help="auto: torch when installed, else numpy")
+    train.add_argument("--threads", type=int, default=None, help="torch threads (default: its own)")
+    train.add_argument("--log-every", type=int, default=100)
+    train.add_argument("--checkpoint-every", type=int, default=1000)
+    train.add_argument("--eval-every", type=int, default=2000)
+    train.add_argument("--eval-positions", type=int, default=10_000)
+    train.add_argument("--no-progress", action="store_true")
+    _add_settings(train)
+
+    evaluate = commands.add_parser("eval", help="accuracy over game records")
+    evaluate.add_argument("--weights", required=True, help="a policy weight file")
+    evaluate.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
+    evaluate.add_argument("--games", type=int, default=None, help="the first N games only")
+    evaluate.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
+    evaluate.add_argument("--json", help="also write the result as JSON here")
+
+    plot = commands.add_parser("plot", help="training curves")
+    plot.add_argument("runs", nargs="+")
+    plot.add_argument("--out", default="policy_curves.png")
+    return parser
+
+
+def _train(args, parser):
+    given = {spec.name: getattr(args, spec.name) for spec in dataclasses.fields(PolicySettings)
+             if getattr(args, spec.name) is not None}
+    stop = Stop()
+    stop.install()
+    try:
+        if args.resume:
+            run = PolicyRun.resume(args.resume)
+            if set(given) - {"steps"}:
+                parser.error("--resume keeps the run's settings; only --steps may change")
+            if "steps" in given:
+                run.settings.steps = given["steps"]
+        else:
+            run = PolicyRun.create(args.run_dir, PolicySettings(**given), args.from_weights)
+        print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "
+              f"{json.dumps(dataclasses.asdict(run.settings))}", file=sys.stderr)
+        run.train(args.data, args.eval_data, args.backend, args.threads, args.log_every,
+                  args.checkpoint_every, args.eval_every, args.eval_positions, stop,
+                  not args.no_progress)
+    except (ValueError, DataError, WeightFileError) as error:
+        parser.error(str(error))
+    return 0
+
+
+def _eval(args, parser):
+    try:
+        net, _ = load_policy(args.weights)
+        with tempfile.TemporaryDirectory(prefix="kosumi-policy-eval-") as scratch:
+            manifest = prepare(args.sgf, scratch, size=args.size, max_games=args.games)
+            if not manifest["positions"]:
+                parser.error(f"no positions in {' '.join(args.sgf)} ({manifest['skipped']} skipped)")
+            dataset = PolicyDataset([scratch])
+            result = accuracy(net.forward, dataset, net.feature_set.name, np.arange(dataset.positions))
+    except (ValueError, DataError, WeightFileError) as error:
+        parser.error(str(error))
+    result["games"] = manifest["games"]
+    result["skipped"] = sum(manifest["skipped"].values())
+    print(f"top1 {result['top1']:.4f}  top5 {result['top5']:.4f}  log_loss {result['log_loss']:.4f}  "
+          f"positions {result['positions']}  games {result['games']}  skipped {result['skipped']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def is_policy_run(path):
+    """A policy run's directory (its settings name a policy architecture)."""
+    settings = Path(path) / SETTINGS
+    try:
+        return Path(path).is_dir() and "kind" in json.loads(settings.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
+def read_log(run):
+    path = Path(run) / LOG
+    if not path.is_file():
+        raise ValueError(f"{run}: no {LOG} (not a policy run directory)")
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}: line {number} is not JSON") from None
+    return records
+
+
+def plot_runs(runs, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    figure, (loss_axis, accuracy_axis) = plt.subplots(1, 2, figsize=(11, 4))
+    for run in runs:
+        records = read_log(run)
+        train = [r for r in records if r["type"] == "train"]
+        held = [r for r in records if r["type"] == "eval"]
+        label = Path(run).name
+        loss_axis.plot([r["positions"] for r in train], [r["loss"] for r in train], label=f"{label} train")
+        if held:
+            loss_axis.plot([r["positions"] for r in held], [r["log_loss"] for r in held], "o-",
+                           label=f"{label} held out")
+        accuracy_axis.plot([r["positions"] for r in train], [r["top1"] for r in train],
+                           label=f"{label} train top-1")
+        if held:
+            accuracy_axis.plot([r["positions"] for r in held], [r["top1"] for r in held], "o-",
+                               label=f"{label} held-out top-1")
+            accuracy_axis.plot([r["positions"] for r in held], [r["top5"] for r in held], "s--",
+                               label=f"{label} held-out top-5")
+    loss_axis.set(xlabel="positions trained", ylabel="log-loss", title="loss")
+    accuracy_axis.set(xlabel="positions trained", ylabel="accuracy", title="move prediction")
+    for axis in (loss_axis, accuracy_axis):
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7, loc="best")
+    figure.tight_layout()
+    figure.savefig(out, dpi=100)
+    return out
+
+
+def main(argv):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "data":
+        started = time.monotonic()
+
+        def progress(counts, positions):
+            if counts.games % 500 == 0:
+                print(f"{counts.summary()}; {positions} positions; "
+                      f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        try:
+            manifest = prepare(args.sgf, args.out, args.size, args.max_games, progress=progress)
+        except (ValueError, DataError) as error:
+            parser.error(str(error))
+        print(f"{args.out}: {manifest['games']} games, {manifest['positions']} positions, "
+              f"{sum(manifest['skipped'].values())} records skipped {manifest['skipped'] or ''}")
+        return 0
+    if args.command == "train":
+        return _train(args, parser)
+    if args.command == "eval":
+        return _eval(args, parser)
+    try:
+        print(plot_runs(args.runs, args.out))
+    except ValueError as error:
+        parser.error(str(error))
+    return 0
+

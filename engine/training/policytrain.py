@@ -1,0 +1,420 @@
+"""Training the move-prediction network on expert games: settings, the two backends, the run
+directory with checkpoints and resume, and the accuracy measure (top-1, top-5, log-loss).
+
+Reading order: PolicySettings (every setting with its default, once), PolicyRun.create()/resume(),
+PolicyRun.train() (the loop: batches from engine/training/policydata.py, a step, a log line, a
+checkpoint, an evaluation), then the backends and accuracy().
+
+The backends compute the same net (engine/nets/policy.py's parameter layout):
+- `numpy`: PolicyNet.forward/backward, SGD with momentum in numpy. Always available; the tests
+  train with it.
+- `torch`: the same net in PyTorch (an optional extra, `pip install -e '.[train]'`), chosen by
+  default when it imports, because it trains many times faster on the same cores (measured in
+  the notebook, docs/notebook/policy.md). Inference never needs it.
+
+The paper's schedule (Sutskever & Nair 2008, section 3) is the default for `sn2008`: learning
+rate 0.1 for 3,000 updates, then 0.01; momentum 0.9; no weight decay; one update per game with the
+gradient divided by 200 (the mean game length), which is a mean over a batch of 200 positions.
+
+Run directory:
+    settings.json     the settings (resume reads them)
+    weights.npz       the newest checkpoint's net (a policy weight file: --policy takes it)
+    best.npz          the net of the best held-out top-1 so far
+    state.npz         optimizer momentum, step, positions seen, random state
+    log.jsonl         {"type": "train", step, positions, loss, top1, rate, positions_per_second}
+                      every log_every steps (means over those steps); {"type": "eval", step,
+                      positions, top1, top5, log_loss, held_out_positions} every eval_every
+"""
+import dataclasses
+import json
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax
+from engine.training.policydata import PolicyDataset
+
+SETTINGS = "settings.json"
+WEIGHTS = "weights.npz"
+BEST = "best.npz"
+STATE = "state.npz"
+LOG = "log.jsonl"
+
+
+DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": "0.01@0,0.003@150000,0.001@300000"}
+
+
+def _schedule(text):
+    """'0.1@0,0.01@3000' -> [(0, 0.1), (3000, 0.01)] (rate from that step on)."""
+    try:
+        pairs = sorted((int(step), float(rate)) for rate, step in
+                       (item.split("@") for item in text.split(",")))
+    except ValueError:
+        raise ValueError(f"learning-rate schedule {text!r}: expected RATE@STEP,RATE@STEP,...") from None
+    if not pairs or pairs[0][0] != 0 or any(rate <= 0 for _, rate in pairs):
+        raise ValueError(f"learning-rate schedule {text!r}: must start at step 0 with positive rates")
+    return pairs
+
+
+@dataclass
+class PolicySettings:
+    """A training run's settings; the command line is generated from the metadata."""
+    kind: str = field(default="sn2008", metadata={"help": f"architecture: {', '.join(KINDS)}"})
+    feature_set: str = field(default="", metadata={"help": "input features (default: sn2008 for "
+                                                           "the sn2008 net, rich for conv)"})
+    kernel: int = field(default=9, metadata={"help": "sn2008: input-to-hidden kernel (7 or 9 in the paper)"})
+    hidden: int = field(default=15, metadata={"help": "sn2008: hidden kernels"})
+    channels: int = field(default=48, metadata={"help": "conv: maps per layer"})
+    layers: int = field(default=6, metadata={"help": "conv: convolutional layers"})
+    first_kernel: int = field(default=5, metadata={"help": "conv: the first layer's kernel"})
+    batch_size: int = field(default=200, metadata={"help": "positions per update"})
+    learning_rate: str = field(default="", metadata={
+        "help": "schedule RATE@STEP,...: the rate from each step on (default: the paper's "
+                "0.1@0,0.01@3000 for sn2008; 0.01@0,0.003@150000,0.001@300000 for conv, which "
+                "diverges at 0.1)"})
+    momentum: float = field(default=0.9, metadata={"help": "SGD momentum"})
+    weight_decay: float = field(default=0.0, metadata={"help": "L2 weight decay"})
+    steps: int = field(default=100_000, metadata={"help": "updates in all (the paper: 100,000)"})
+    augment: int = field(default=1, metadata={"help": "1: each batch under a random board "
+                                                      "symmetry; 0: as played"})
+    seed: int = field(default=1, metadata={"help": "random seed"})
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind {self.kind!r}: choose from {KINDS}")
+        if not self.feature_set:
+            self.feature_set = "sn2008" if self.kind == "sn2008" else "rich"
+        if not self.learning_rate:
+            self.learning_rate = DEFAULT_RATES[self.kind]
+        _schedule(self.learning_rate)
+        for name in ("kernel", "hidden", "channels", "layers", "first_kernel", "batch_size", "steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        for name in ("kernel", "first_kernel"):
+            if getattr(self, name) % 2 == 0:
+                raise ValueError(f"{name} must be odd (a kernel centred on its point)")
+
+    def architecture(self):
+        if self.kind == "sn2008":
+            return {"kind": "sn2008", "hidden": self.hidden, "kernel": self.kernel, "boards": 5}
+        return {"kind": "conv", "channels": self.channels, "layers": self.layers,
+                "first_kernel": self.first_kernel}
+
+    def rate_at(self, step):
+        rate = None
+        for start, value in _schedule(self.learning_rate):
+            if step >= start:
+                rate = value
+        return rate
+
+
+class NumpyBackend:
+    """SGD with momentum on PolicyNet's own gradient."""
+    name = "numpy"
+
+    def __init__(self, net, settings):
+        self.net, self.settings = net, settings
+        self.velocity = {name: np.zeros_like(value) for name, value in net.params.items()}
+
+    def step(self, planes, moves, rate):
+        logits, cache = self.net.forward(planes, keep=True)
+        probabilities = softmax(logits)
+        rows = np.arange(len(moves))
+        loss = float(-np.log(np.maximum(probabilities[rows, moves], 1e-30)).mean())
+        top1 = float((logits.argmax(axis=1) == moves).mean())
+        dlogits = probabilities.astype(np.float32)
+        dlogits[rows, moves] -= 1.0
+        dlogits /= len(moves)
+        grads = self.net.backward(cache, dlogits)
+        for name, grad in grads.items():
+            if self.settings.weight_decay:
+                grad = grad + self.settings.weight_decay * self.net.params[name]
+            self.velocity[name] = self.settings.momentum * self.velocity[name] - rate * grad
+            self.net.params[name] = self.net.params[name] + self.velocity[name]
+        return loss, top1
+
+    def logits(self, planes):
+        return self.net.forward(planes)
+
+    def export(self):
+        return self.net
+
+    def state(self):
+        return {f"velocity/{name}": value for name, value in self.velocity.items()}
+
+    def load_state(self, arrays):
+        for name in self.velocity:
+            self.velocity[name] = arrays[f"velocity/{name}"].astype(np.float32)
+
+
+class TorchBackend:
+    """The same net and SGD in PyTorch, on the CPU."""
+    name = "torch"
+
+    def __init__(self, net, settings, threads=None):
+        import torch
+        self.torch = torch
+        if threads:
+            torch.set_num_threads(threads)
+        self.net, self.settings = net, settings
+        self.params = {name: torch.nn.Parameter(torch.from_numpy(value.copy()))
+                       for name, value in net.params.items()}
+        self.optimizer = torch.optim.SGD(list(self.params.values()), lr=0.1,
+                                         momentum=settings.momentum, weight_decay=settings.weight_decay)
+
+    def _forward(self, planes):
+        torch, functional = self.torch, self.torch.nn.functional
+        p, architecture = self.params, self.net.architecture
+        x = torch.from_numpy(planes)
+        batch, _, size, _ = x.shape
+        if architecture["kind"] == "sn2008":
+            boards = architecture["boards"]
+            per_board = x.reshape(batch * boards, -1, size, size)
+            hidden = torch.sigmoid(functional.conv2d(per_board, p["hidden.w"], p["hidden.b"],
+                                                     padding=architecture["kernel"] // 2))
+            hidden = hidden.reshape(batch, -1, size, size)
+        else:
+            hidden = x
+            for layer in range(architecture["layers"]):
+                weight = p[f"conv{layer}.w"]
+                hidden = torch.relu(functional.conv2d(hidden, weight, p[f"conv{layer}.b"],
+                                                      padding=weight.shape[-1] // 2))
+        points = functional.conv2d(hidden, p["output.w"], p["output.b"],
+                                   padding=p["output.w"].shape[-1] // 2).reshape(batch, size * size)
+        pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]
+        return torch.cat([points, pass_logit[:, None]], dim=1)
+
+    def step(self, planes, moves, rate):
+        torch = self.torch
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+        logits = self._forward(planes)
+        target = torch.from_numpy(moves)
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        top1 = float((logits.argmax(dim=1) == target).float().mean())
+        return float(loss.detach()), top1
+
+    def logits(self, planes):
+        with self.torch.no_grad():
+            return self._forward(planes).numpy()
+
+    def export(self):
+        self.net.params = {name: value.detach().numpy().copy() for name, value in self.params.items()}
+        return self.net
+
+    def state(self):
+        return {f"velocity/{name}": self.optimizer.state[param]["momentum_buffer"].numpy().copy()
+                for name, param in self.params.items()
+                if param in self.optimizer.state and "momentum_buffer" in self.optimizer.state[param]}
+
+    def load_state(self, arrays):
+        for name, param in self.params.items():
+            key = f"velocity/{name}"
+            if key in arrays:
+                self.optimizer.state[param]["momentum_buffer"] = self.torch.from_numpy(arrays[key].copy())
+
+
+def torch_available():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_backend(name, net, settings, threads=None):
+    if name == "auto":
+        name = "torch" if torch_available() else "numpy"
+    if name == "torch":
+        if not torch_available():
+            raise ValueError("backend torch: PyTorch is not installed (pip install -e '.[train]')")
+        return TorchBackend(net, settings, threads)
+    if name == "numpy":
+        return NumpyBackend(net, settings)
+    raise ValueError(f"unknown backend {name!r}: choose auto, torch or numpy")
+
+
+def accuracy(logits_of, dataset, feature_set_name, indices, batch_size=256):
+    """{"top1", "top5", "log_loss", "positions"} of a net (logits_of: planes -> logits) over the
+    dataset's positions at indices, as the players made them (no symmetry)."""
+    top1 = top5 = 0
+    loss = 0.0
+    for start in range(0, len(indices), batch_size):
+        chunk = indices[start:start + batch_size]
+        planes, moves = dataset.batch(feature_set_name, chunk)
+        logits = np.asarray(logits_of(planes), np.float64)
+        probabilities = softmax(logits)
+        rows = np.arange(len(moves))
+        loss -= float(np.log(np.maximum(probabilities[rows, moves], 1e-30)).sum())
+        ranks = (logits > logits[rows, moves][:, None]).sum(axis=1)
+        top1 += int((ranks == 0).sum())
+        top5 += int((ranks < 5).sum())
+    count = len(indices)
+    return {"top1": top1 / count, "top5": top5 / count, "log_loss": loss / count, "positions": count}
+
+
+def evaluation_indices(dataset, count, seed=12345):
+    """A fixed sample of a held-out dataset's positions (the same every evaluation)."""
+    rng = np.random.default_rng(seed)
+    count = min(count, dataset.positions)
+    return np.sort(rng.choice(dataset.positions, size=count, replace=False))
+
+
+class Stop:
+    """SIGINT/SIGTERM ask the loop to checkpoint and stop."""
+
+    def __init__(self):
+        self.requested = False
+
+    def install(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame):
+        self.requested = True
+
+
+class PolicyRun:
+    """A run directory: its settings, its net and optimizer state, its log."""
+
+    def __init__(self, run_dir, settings, net, step=0, positions=0, best_top1=0.0, rng_state=None):
+        self.run_dir = Path(run_dir)
+        self.settings, self.net = settings, net
+        self.step, self.positions, self.best_top1 = step, positions, best_top1
+        self.rng = np.random.default_rng(settings.seed)
+        if rng_state is not None:
+            self.rng.bit_generator.state = rng_state
+        self.optimizer_state = None
+
+    @classmethod
+    def create(cls, run_dir, settings, start_weights=None):
+        run_dir = Path(run_dir)
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise ValueError(f"{run_dir}: not empty; continue a run with --resume")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if start_weights is not None:
+            net, _ = load_policy(start_weights)
+            settings = dataclasses.replace(settings, kind=net.architecture["kind"],
+                                           feature_set=net.feature_set.name)
+        else:
+            net = PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
+        (run_dir / SETTINGS).write_text(json.dumps(dataclasses.asdict(settings), indent=1) + "\n")
+        return cls(run_dir, settings, net)
+
+    @classmethod
+    def resume(cls, run_dir):
+        run_dir = Path(run_dir)
+        try:
+            settings = PolicySettings(**json.loads((run_dir / SETTINGS).read_text()))
+        except (OSError, ValueError, TypeError) as error:
+            raise ValueError(f"{run_dir}: cannot resume ({error})") from None
+        if not (run_dir / WEIGHTS).exists():
+            return cls(run_dir, settings, PolicyNet(settings.architecture(), settings.feature_set,
+                                                    seed=settings.seed))
+        net, metadata = load_policy(run_dir / WEIGHTS)
+        trainer = metadata["trainer"]
+        run = cls(run_dir, settings, net, trainer.get("step", 0), metadata["positions_trained"],
+                  trainer.get("best_top1", 0.0))
+        state_path = run_dir / STATE
+        if state_path.exists():
+            with np.load(state_path, allow_pickle=False) as arrays:
+                state = {name: arrays[name] for name in arrays.files}
+            if int(state["step"]) == run.step:
+                run.rng.bit_generator.state = json.loads(bytes(state["rng"]).decode())
+                run.optimizer_state = state
+        return run
+
+    def _log(self, record):
+        with open(self.run_dir / LOG, "a", encoding="utf-8") as log:
+            log.write(json.dumps(record) + "\n")
+
+    def _trainer_record(self, backend):
+        return {"step": self.step, "best_top1": self.best_top1, "backend": backend.name,
+                "settings": dataclasses.asdict(self.settings)}
+
+    def checkpoint(self, backend, size, games):
+        net = backend.export()
+        save_policy(self.run_dir / WEIGHTS, net, size, games, self.positions, self._trainer_record(backend))
+        state = dict(backend.state(), step=np.array(self.step),
+                     rng=np.frombuffer(json.dumps(self.rng.bit_generator.state).encode(), np.uint8))
+        temporary = self.run_dir / f".{STATE}.tmp.npz"
+        np.savez(temporary, **state)
+        os.replace(temporary, self.run_dir / STATE)
+
+    def train(self, data_dirs, eval_dirs=(), backend_name="auto", threads=None, log_every=100,
+              checkpoint_every=1000, eval_every=2000, eval_positions=10_000, stop=None, progress=True):
+        """Trains until settings.steps updates (or a stop request); checkpoints on the way out."""
+        dataset = PolicyDataset(data_dirs)
+        held_out = PolicyDataset(eval_dirs) if eval_dirs else None
+        eval_indices = evaluation_indices(held_out, eval_positions) if held_out else None
+        backend = make_backend(backend_name, self.net, self.settings, threads)
+        if self.optimizer_state is not None:
+            backend.load_state(self.optimizer_state)
+        games = sum(read_games(directory) for directory in data_dirs)
+        batches = dataset.random_batches(self.settings.feature_set, self.settings.batch_size, self.rng,
+                                         bool(self.settings.augment))
+        window_loss = window_top1 = 0.0
+        window_steps, window_start = 0, time.monotonic()
+        bar = _progress(progress, self.settings.steps, self.step)
+        try:
+            while self.step < self.settings.steps and not (stop and stop.requested):
+                planes, moves = next(batches)
+                loss, top1 = backend.step(planes, moves, self.settings.rate_at(self.step))
+                if not math.isfinite(loss):
+                    raise FloatingPointError(f"step {self.step}: the loss is {loss}; lower the "
+                                             f"learning rate and resume")
+                self.step += 1
+                self.positions += len(moves)
+                window_loss, window_top1, window_steps = window_loss + loss, window_top1 + top1, window_steps + 1
+                if bar:
+                    bar.update(1)
+                    bar.set_postfix(loss=f"{loss:.3f}", top1=f"{top1:.3f}")
+                if self.step % log_every == 0:
+                    elapsed = time.monotonic() - window_start
+                    self._log({"type": "train", "step": self.step, "positions": self.positions,
+                               "loss": window_loss / window_steps, "top1": window_top1 / window_steps,
+                               "rate": self.settings.rate_at(self.step - 1),
+                               "positions_per_second": window_steps * self.settings.batch_size / elapsed})
+                    window_loss = window_top1 = 0.0
+                    window_steps, window_start = 0, time.monotonic()
+                if held_out is not None and self.step % eval_every == 0:
+                    self._evaluate(backend, held_out, eval_indices, dataset.size, games)
+                if self.step % checkpoint_every == 0:
+                    self.checkpoint(backend, dataset.size, games)
+        finally:
+            if bar:
+                bar.close()
+            self.checkpoint(backend, dataset.size, games)
+        return self
+
+    def _evaluate(self, backend, held_out, indices, size, games):
+        result = accuracy(backend.logits, held_out, self.settings.feature_set, indices)
+        self._log({"type": "eval", "step": self.step, "positions": self.positions,
+                   "top1": result["top1"], "top5": result["top5"], "log_loss": result["log_loss"],
+                   "held_out_positions": result["positions"]})
+        if result["top1"] > self.best_top1:
+            self.best_top1 = result["top1"]
+            save_policy(self.run_dir / BEST, backend.export(), size, games, self.positions,
+                        self._trainer_record(backend))
+        return result
+
+
+def read_games(directory):
+    from engine.training.policydata import read_manifest
+    return read_manifest(directory)["games"]
+
+
+def _progress(enabled, total, done):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, initial=done, unit="step", file=sys.stderr, dynamic_ncols=True)
