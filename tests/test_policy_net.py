@@ -24,7 +24,8 @@ ATARI = """
     . . . . .
     . . . . .
 """
-SMALL_NETS = [({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"),
+SMALL_NETS = [({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5, "position_bias": 5}, "sn2008"),
+              ({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"),
               ({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")]
 
 
@@ -78,6 +79,14 @@ def test_feature_planes_are_in_the_side_to_moves_frame():
     assert sn.shape == (30, 5, 5) and sn[0, row, col] == 1 and sn[6, row, col] == 1
 
 
+def test_the_position_bias_map_keeps_corners_and_edges():
+    from engine.nets.policy import edge_map
+    assert list(edge_map(19, 19)) == list(range(19))
+    assert list(edge_map(9, 19)) == [0, 1, 2, 3, 4, 15, 16, 17, 18]
+    assert list(edge_map(25, 19))[:10] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert list(edge_map(25, 19))[10:15] == [9, 9, 9, 9, 9] and edge_map(25, 19)[-1] == 18
+
+
 def test_symmetry_of_planes_matches_the_board_symmetry():
     size = 5
     for s in range(SYMMETRIES):
@@ -123,7 +132,7 @@ def trained_like(architecture, feature_set, seed=5):
 
 
 def test_weight_file_round_trip_and_refusals(tmp_path):
-    net = trained_like(*SMALL_NETS[1])
+    net = trained_like(*SMALL_NETS[2])
     path = tmp_path / "policy.npz"
     save_policy(path, net, 19, games_trained=3, positions_trained=600)
     loaded, metadata = load_policy(path)
@@ -174,7 +183,7 @@ def test_symmetry_averaging_gives_symmetric_probabilities(architecture, feature_
 
 
 def test_predictor_gives_zero_to_illegal_points_and_sums_to_one():
-    predictor = MovePredictor(trained_like(*SMALL_NETS[0]))
+    predictor = MovePredictor(trained_like(*SMALL_NETS[1]))
     game = GameState(5, Rules())
     for text in ("B4", "C4", "A3", "B3"):
         game.play(vertex(text, 5))

@@ -6,8 +6,11 @@ Architectures (the `kind` of the weight file's architecture record):
 - `sn2008`, Sutskever & Nair 2008 (section 3, Figure 2): one hidden convolutional layer of
   `hidden` kernels of `kernel` x `kernel` applied with the same weights to each of the t + 1
   boards of the `sn2008` feature set, logistic units, then a 5x5 convolution from all boards'
-  hidden maps to one output map, softmax over the points. The paper's hidden biases are one per
-  point of the 19x19 board; here they are one per kernel, so that one net plays every size.
+  hidden maps to one output map, softmax over the points. The hidden units have a bias per kernel
+  and, as the paper's (its Figure 3: "15 19 x 19 images"), one per kernel and point of a
+  `position_bias` x `position_bias` map (0: none). On another board size a point takes the bias
+  of the map's point at the same distance from the nearest edges (edge_map()), so corners stay
+  corners and one net plays every size.
 - `conv`: a stack of convolutions with ReLU (the first `first_kernel` wide, the rest 3x3,
   `channels` each), then a 1x1 convolution to the output map (Clark & Storkey 2015, Maddison et
   al. 2015 in small).
@@ -42,19 +45,30 @@ OUTPUT_KERNEL = 5       # the paper's hidden-to-output kernels
 
 
 def _im2col(x, k):
-    """(B, H, W, C) -> (B*H*W, C*k*k): every point's k x k window, zero outside the board."""
+    """(B, H, W, C) -> (B*H*W, k*k*C): every point's k x k window (row, column, channel order),
+    zero outside the board. Copied window offset by window offset: whole rows of channels at a
+    time, which is several times faster than a strided view's reshape."""
     pad = k // 2
-    padded = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(1, 2))
-    batch, height, width = x.shape[:3]
-    return windows.reshape(batch * height * width, -1)
+    batch, height, width, channels = x.shape
+    padded = np.zeros((batch, height + 2 * pad, width + 2 * pad, channels), x.dtype)
+    padded[:, pad:pad + height, pad:pad + width] = x
+    cols = np.empty((batch, height, width, k, k, channels), x.dtype)
+    for i in range(k):
+        for j in range(k):
+            cols[:, :, :, i, j, :] = padded[:, i:i + height, j:j + width, :]
+    return cols.reshape(batch * height * width, k * k * channels)
+
+
+def _weight_matrix(w):
+    """(out, in, k, k) weights as the (k*k*in, out) matrix that multiplies _im2col's columns."""
+    return w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0])
 
 
 def _conv(x, w, b):
     """Same-size convolution of NHWC x with w (out, in, k, k) and b (out,). Returns the output
     and the columns (kept for the backward pass)."""
     cols = _im2col(x, w.shape[-1])
-    out = cols @ w.reshape(w.shape[0], -1).T
+    out = cols @ _weight_matrix(w)
     out += b
     return out.reshape(*x.shape[:3], w.shape[0]), cols
 
@@ -62,17 +76,33 @@ def _conv(x, w, b):
 def _conv_backward(dout, cols, x_shape, w):
     """Gradients (dx, dw, db) of _conv from dout (B, H, W, out)."""
     batch, height, width, channels = x_shape
-    k = w.shape[-1]
+    out_channels, k = w.shape[0], w.shape[-1]
     pad = k // 2
-    flat = dout.reshape(-1, w.shape[0])
-    dw = (flat.T @ cols).reshape(w.shape)
+    flat = dout.reshape(-1, out_channels)
+    dw = (cols.T @ flat).reshape(k, k, channels, out_channels).transpose(3, 2, 0, 1)
     db = flat.sum(axis=0)
-    dcols = (flat @ w.reshape(w.shape[0], -1)).reshape(batch, height, width, channels, k, k)
+    dcols = (flat @ _weight_matrix(w).T).reshape(batch, height, width, k, k, channels)
     dpadded = np.zeros((batch, height + 2 * pad, width + 2 * pad, channels), dtype=dout.dtype)
     for i in range(k):
         for j in range(k):
-            dpadded[:, i:i + height, j:j + width, :] += dcols[..., i, j]
-    return dpadded[:, pad:pad + height, pad:pad + width, :], dw, db
+            dpadded[:, i:i + height, j:j + width, :] += dcols[:, :, :, i, j, :]
+    return dpadded[:, pad:pad + height, pad:pad + width, :], np.ascontiguousarray(dw), db
+
+
+def edge_map(size, map_size):
+    """For each line 0..size-1 of a board, the line of a map_size board at the same distance from
+    the nearer edge (the middle line for lines further in than the map reaches)."""
+    half = (map_size - 1) // 2
+    lines = np.arange(size)
+    from_far_edge = size - 1 - lines
+    return np.where(lines <= from_far_edge, np.minimum(lines, half),
+                    map_size - 1 - np.minimum(from_far_edge, half))
+
+
+def position_bias(bias_map, size):
+    """(size, size, hidden) biases of a board from a (hidden, P, P) map (edge_map())."""
+    index = edge_map(size, bias_map.shape[-1])
+    return bias_map[:, index][:, :, index].transpose(1, 2, 0)
 
 
 def _sigmoid(x):
@@ -86,9 +116,11 @@ def tensor_shapes(architecture, input_planes):
         hidden, kernel, boards = architecture["hidden"], architecture["kernel"], architecture["boards"]
         planes = input_planes // boards
         maps = hidden * boards
-        return [("hidden.w", (hidden, planes, kernel, kernel)), ("hidden.b", (hidden,)),
-                ("output.w", (1, maps, OUTPUT_KERNEL, OUTPUT_KERNEL)), ("output.b", (1,)),
-                ("pass.w", (maps,)), ("pass.b", (1,))]
+        positional = architecture.get("position_bias", 0)
+        return [("hidden.w", (hidden, planes, kernel, kernel)), ("hidden.b", (hidden,))] + \
+            ([("hidden.map", (hidden, positional, positional))] if positional else []) + \
+            [("output.w", (1, maps, OUTPUT_KERNEL, OUTPUT_KERNEL)), ("output.b", (1,)),
+             ("pass.w", (maps,)), ("pass.b", (1,))]
     if kind == "conv":
         channels, layers = architecture["channels"], architecture["layers"]
         shapes, planes = [], input_planes
@@ -142,6 +174,8 @@ class PolicyNet:
             per_board = x.reshape(batch, size, size, boards, -1).transpose(0, 3, 1, 2, 4)
             per_board = np.ascontiguousarray(per_board).reshape(batch * boards, size, size, -1)
             pre, cache["hidden.cols"] = _conv(per_board, p["hidden.w"], p["hidden.b"])
+            if "hidden.map" in p:
+                pre += position_bias(p["hidden.map"], size)
             h = _sigmoid(pre)
             cache["hidden.out"] = h
             hidden = h.reshape(batch, boards, size, size, -1).transpose(0, 2, 3, 1, 4).reshape(batch, size, size, -1)
@@ -183,6 +217,11 @@ class PolicyNet:
             per_board_shape = (batch * boards, size, size, self.params["hidden.w"].shape[1])
             _, grads["hidden.w"], grads["hidden.b"] = _conv_backward(
                 dpre, cache["hidden.cols"], per_board_shape, p["hidden.w"])
+            if "hidden.map" in p:
+                index = edge_map(size, p["hidden.map"].shape[-1])
+                grads["hidden.map"] = np.zeros_like(p["hidden.map"])
+                np.add.at(grads["hidden.map"], (slice(None), index[:, None], index[None, :]),
+                          dpre.sum(axis=0).transpose(2, 0, 1))
         else:
             for layer in reversed(range(self.architecture["layers"])):
                 dpre = dhidden * (cache[f"conv{layer}.out"] > 0)

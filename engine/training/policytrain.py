@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax
+from engine.nets.policy import KINDS, PolicyNet, edge_map, load_policy, save_policy, softmax
 from engine.training.policydata import PolicyDataset
 
 SETTINGS = "settings.json"
@@ -70,6 +70,8 @@ class PolicySettings:
                                                            "the sn2008 net, rich for conv)"})
     kernel: int = field(default=9, metadata={"help": "sn2008: input-to-hidden kernel (7 or 9 in the paper)"})
     hidden: int = field(default=15, metadata={"help": "sn2008: hidden kernels"})
+    position_bias: int = field(default=19, metadata={"help": "sn2008: the hidden units' bias map "
+                                                            "(the paper's: 19x19; 0: none)"})
     channels: int = field(default=48, metadata={"help": "conv: maps per layer"})
     layers: int = field(default=6, metadata={"help": "conv: convolutional layers"})
     first_kernel: int = field(default=5, metadata={"help": "conv: the first layer's kernel"})
@@ -93,6 +95,8 @@ class PolicySettings:
         if not self.learning_rate:
             self.learning_rate = DEFAULT_RATES[self.kind]
         _schedule(self.learning_rate)
+        if self.position_bias < 0:
+            raise ValueError("position_bias must be 0 (none) or a map size")
         for name in ("kernel", "hidden", "channels", "layers", "first_kernel", "batch_size", "steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -102,7 +106,8 @@ class PolicySettings:
 
     def architecture(self):
         if self.kind == "sn2008":
-            return {"kind": "sn2008", "hidden": self.hidden, "kernel": self.kernel, "boards": 5}
+            return {"kind": "sn2008", "hidden": self.hidden, "kernel": self.kernel, "boards": 5,
+                    "position_bias": self.position_bias}
         return {"kind": "conv", "channels": self.channels, "layers": self.layers,
                 "first_kernel": self.first_kernel}
 
@@ -176,8 +181,12 @@ class TorchBackend:
         if architecture["kind"] == "sn2008":
             boards = architecture["boards"]
             per_board = x.reshape(batch * boards, -1, size, size)
-            hidden = torch.sigmoid(functional.conv2d(per_board, p["hidden.w"], p["hidden.b"],
-                                                     padding=architecture["kernel"] // 2))
+            pre = functional.conv2d(per_board, p["hidden.w"], p["hidden.b"],
+                                    padding=architecture["kernel"] // 2)
+            if "hidden.map" in p:
+                index = torch.from_numpy(edge_map(size, p["hidden.map"].shape[-1]))
+                pre = pre + p["hidden.map"][:, index][:, :, index][None]
+            hidden = torch.sigmoid(pre)
             hidden = hidden.reshape(batch, -1, size, size)
         else:
             hidden = x
