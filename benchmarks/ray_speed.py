@@ -41,6 +41,7 @@ import ray                                                           # noqa: E40
 import train_speed                                                   # noqa: E402
 from engine.nets import weights as weight_files                     # noqa: E402
 from engine.training import raypool, train                          # noqa: E402
+from engine.training.workers import SelfPlayWorker                  # noqa: E402
 
 
 def make_trainer(directory, settings, weights_path):
@@ -93,7 +94,7 @@ def learner_costs(settings, weights_path, games):
     that result and of a weight version."""
     with tempfile.TemporaryDirectory() as directory:
         trainer = make_trainer(Path(directory) / "run", settings, weights_path)
-        player = train.SelfPlayWorker(settings.to_json(), np.random.SeedSequence(2))
+        player = SelfPlayWorker(settings.to_json(), np.random.SeedSequence(2))
         player.network.set_params(trainer.network.get_params())
         start = time.perf_counter()
         results = [player.play("all") for _ in range(games)]
@@ -125,9 +126,9 @@ def main():
                         help="games per run before the clock starts (default 40)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
-    parser.add_argument("--games-per-call", default=f"1,{train.RAY_GAMES_PER_CALL}",
+    parser.add_argument("--games-per-call", default=f"1,{raypool.RAY_GAMES_PER_CALL}",
                         help=f"comma-separated games per Ray actor call, each timed "
-                             f"(default 1,{train.RAY_GAMES_PER_CALL}: one against kosumi-train's "
+                             f"(default 1,{raypool.RAY_GAMES_PER_CALL}: one against kosumi-train's "
                              f"default)")
     parser.add_argument("--weights", help="weight file to play with (default: a fresh net)")
     parser.add_argument("--arch", choices=("isn", "softseg"), default="isn",

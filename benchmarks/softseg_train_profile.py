@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.training import train                                   # noqa: E402
+from engine.training import learning, train                         # noqa: E402
 from engine.nets import weights as weight_files                  # noqa: E402
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent.parent / "weights" / "softseg_9x9.npz"
@@ -63,12 +63,12 @@ def main():
         if args.mode == "prepare":
             trainer = make_trainer(directory, args.weights, [])
             rng = np.random.default_rng(11)
-            recent = [train.play_training_game(trainer.network, trainer.settings, "all", rng)[0]
+            recent = [learning.play_training_game(trainer.network, trainer.settings, "all", rng)[0]
                       for _ in range(9)]
             trainer.close()
             trainer = make_trainer(directory + "/next", args.weights, recent)
-            game = train.play_training_game(trainer.network, trainer.settings, "all",
-                                            np.random.default_rng(7))[0]
+            game = learning.play_training_game(trainer.network, trainer.settings, "all",
+                                               np.random.default_rng(7))[0]
             trainer.close()
             Path(args.store).write_bytes(pickle.dumps({"weights": args.weights, "recent": recent,
                                                        "game": game}))
@@ -76,7 +76,7 @@ def main():
         stored = pickle.loads(Path(args.store).read_bytes())
         trainer = make_trainer(directory, stored["weights"], stored["recent"])
         if args.mode == "play":
-            game = operator.call(lambda: train.play_training_game(
+            game = operator.call(lambda: learning.play_training_game(
                 trainer.network, trainer.settings, "all", np.random.default_rng(7))[0])
             print("length", game.summary["length"], "inputs",
                   hashlib.md5(game.inputs.tobytes()).hexdigest())

@@ -8,7 +8,7 @@
 only one it trains with): self-play, then the replay of the 10 most recent games by TD(0); the
 learning column is that replay (it grows over the first 10 games, so give --games well above 10).
 
-One core: the trainer's own loop (engine.training.train.Trainer.run, in-process, Blair's procedure with the
+One core: the trainer's own loop (engine.training.trainer.Trainer.run, in-process, Blair's procedure with the
 default settings after the shortcut phase), timed from the first to the last game; the self-play
 and learning parts are timed separately on the same games. With several workers, the same loop
 with K self-play processes (total games/s, and per core). Game length decides the speed, so the
@@ -25,7 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.training import train                                   # noqa: E402
+from engine.training import learning, train                         # noqa: E402
+from engine.training.selfplay import play_game                      # noqa: E402
+from engine.training.settings import new_network                    # noqa: E402
 from engine.nets import weights as weight_files                  # noqa: E402
 
 
@@ -67,16 +69,16 @@ def split_timing(size, games, weights_path):
     if settings.arch == "softseg":
         return split_timing_neurogo(size, games, weights_path)
     network = (weight_files.load_weights(weights_path)[0] if weights_path
-               else train.new_network(settings))
+               else new_network(settings))
     rng = np.random.default_rng(2)
     play_seconds = learn_seconds = 0.0
     lengths = []
     for _ in range(games):
         start = time.perf_counter()
-        record = train.play_game(network, settings.selfplay_config("all"), rng)
+        record = play_game(network, settings.selfplay_config("all"), rng)
         middle = time.perf_counter()
-        game = train.TrainingGame.from_record(record, settings, middle - start)
-        train.game_gradient(network, game, settings.lam, record.outputs)
+        game = learning.TrainingGame.from_record(record, settings, middle - start)
+        learning.game_gradient(network, game, settings.lam, record.outputs)
         end = time.perf_counter()
         play_seconds += middle - start
         learn_seconds += end - middle
@@ -94,8 +96,8 @@ def split_timing_neurogo(size, games, weights_path):
         lengths = []
         for _ in range(games):
             start = time.perf_counter()
-            game, grad, loss, entries = train.play_training_game(trainer.network, trainer.settings,
-                                                                 "all", rng)
+            game, grad, loss, entries = learning.play_training_game(trainer.network,
+                                                                    trainer.settings, "all", rng)
             middle = time.perf_counter()
             trainer._apply(game, grad, loss, entries)
             end = time.perf_counter()

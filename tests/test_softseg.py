@@ -14,7 +14,7 @@ from engine.nets.evaluator import SoftSegEvaluator, load_evaluator
 from engine.rules.board import BLACK, PASS, WHITE, Board
 from engine.rules.game import GameState, Rules
 from engine.tools.gtp_client import GtpClient
-from engine.training import train
+from engine.training import learning, train
 from engine.training.selfplay import SelfPlayConfig, play_softseg_game
 
 REPO = Path(__file__).resolve().parent.parent
@@ -718,7 +718,7 @@ def test_train_game_is_the_replay_position_by_position(size, seed):
     settings = tiny_softseg_settings(size=size)
     network = random_network(seed, scale=0.3)
     record = play_softseg_game(network, settings.selfplay_config("all"), np.random.default_rng(seed))
-    game = train.TrainingGame.from_record(record, settings, 0.0)
+    game = learning.TrainingGame.from_record(record, settings, 0.0)
     game.trained[::3] = False                  # more untrained positions than Gibbs makes
     reference = random_network(seed, scale=0.3)
     expected_loss, expected_entries = reference_game_replay(reference, game, 3e-3)

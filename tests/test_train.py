@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from engine.nets import network as isn
-from engine.training import train
+from engine.training import learning, plots, train
+from engine.training import history as run_history
 from engine.nets import weights as weight_files
 from engine.rules.board import BLACK
 from engine.tools.gtp_client import GtpClient, find_gnugo
 from engine.training.selfplay import SelfPlayConfig, play_game
+from engine.training.settings import shortcut_mask
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = dict(size=5, learning_rate=1e-4, shortcut_games=10, seed=7)
@@ -39,15 +41,16 @@ def held_out_final_positions(count, seed, feature_set="isn14"):
     network = weight_files.new_network(1000 + seed, feature_set=feature_set)
     rng = np.random.default_rng(seed)
     config = SelfPlayConfig(size=5)
-    return [train.final_position(network, play_game(network, config, rng), 0.4) for _ in range(count)]
+    return [learning.final_position(network, play_game(network, config, rng), 0.4)
+            for _ in range(count)]
 
 
 def test_tiny_run_learns_and_its_weights_play_in_the_gtp_engine(tmp_path):
     held_out = held_out_final_positions(20, seed=3)
     trainer = train.Trainer.create(tmp_path / "run", tiny_settings())
-    before = train.final_position_error(trainer.network, held_out)
+    before = learning.final_position_error(trainer.network, held_out)
     trainer.run(games=40, workers=1, checkpoint_every=20, progress=False)
-    after = train.final_position_error(trainer.network, held_out)
+    after = learning.final_position_error(trainer.network, held_out)
     assert after < 0.7 * before, (before, after)
 
     weights = tmp_path / "run" / "checkpoints" / "000000040" / "weights.npz"
@@ -68,9 +71,9 @@ def test_tiny_run_learns_with_other_feature_sets_and_the_rich_signal(tmp_path, f
     trainer = train.Trainer.create(tmp_path / "run", settings)
     assert trainer.network.feature_set == feature_set
     assert trainer.network.rich_signal == rich_signal
-    before = train.final_position_error(trainer.network, held_out)
+    before = learning.final_position_error(trainer.network, held_out)
     trainer.run(games=40, workers=1, checkpoint_every=20, progress=False)
-    after = train.final_position_error(trainer.network, held_out)
+    after = learning.final_position_error(trainer.network, held_out)
     assert after < 0.7 * before, (before, after)
     losses = [line["loss"] for line in game_lines(tmp_path / "run") if line["loss"] is not None]
     assert np.mean(losses[-10:]) < np.mean(losses[:10]), losses
@@ -97,8 +100,8 @@ def test_rich_signal_outputs_are_trained_towards_the_final_rich_targets():
     settings = tiny_settings(rich_signal=True)
     record = play_game(network, settings.selfplay_config("all"), np.random.default_rng(2))
     assert record.outputs.shape == (record.length, 49, isn.N_OUTPUTS + isn.N_RICH_OUTPUTS)
-    game = train.TrainingGame.from_record(record, settings, 0.0)
-    grad, loss, entries = train.game_gradient(network, game, 1.0)
+    game = learning.TrainingGame.from_record(record, settings, 0.0)
+    grad, loss, entries = learning.game_gradient(network, game, 1.0)
     expected = np.zeros(network.num_params)
     expected_loss = 0.0
     for t in range(record.length):
@@ -119,8 +122,8 @@ def test_game_gradient_with_lambda_one_trains_on_the_final_targets():
     network = weight_files.new_network(5)
     settings = tiny_settings()
     record = play_game(network, settings.selfplay_config("all"), np.random.default_rng(2))
-    game = train.TrainingGame.from_record(record, settings, 0.0)
-    grad, loss, entries = train.game_gradient(network, game, 1.0)
+    game = learning.TrainingGame.from_record(record, settings, 0.0)
+    grad, loss, entries = learning.game_gradient(network, game, 1.0)
     expected = np.zeros(network.num_params)
     expected_loss = 0.0
     for t in range(record.length):
@@ -138,7 +141,7 @@ def test_shortcut_phase_trains_only_the_shortcuts(tmp_path):
     start = trainer.network.get_params()
     trainer.run(games=6, workers=1, checkpoint_every=0, progress=False)
     middle = trainer.network.get_params()
-    shortcuts = train.shortcut_mask(trainer.network)
+    shortcuts = shortcut_mask(trainer.network)
     assert not np.allclose(middle[shortcuts], start[shortcuts])
     assert np.array_equal(middle[~shortcuts], start[~shortcuts])
     trainer.run(games=8, workers=1, checkpoint_every=0, progress=False)
@@ -294,7 +297,7 @@ def test_evaluation_matches_are_logged_with_intervals_and_plotted(tmp_path):
         assert 0.0 <= low <= line["win_rate"] <= high <= 1.0
     assert evals[0]["opponent_checkpoint"] == "000000000"
 
-    out = train.plot_run(run_dir, tmp_path / "curves.png")
+    out = plots.plot_run(run_dir, tmp_path / "curves.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -473,6 +476,20 @@ def test_command_line_refuses_bad_runs(tmp_path):
         train.main(["--run-dir", str(tmp_path / "new"), "--feature-set", "raw"])
 
 
+def test_run_and_csa_are_subcommands_and_the_bare_form_is_run(tmp_path, capsys):
+    for name, command in (("bare", []), ("run", ["run"])):
+        train.main([*command, "--run-dir", str(tmp_path / name), "--size", "5", "--games", "3",
+                    "--workers", "1", "--seed", "4", "--no-progress"])
+    bare, run = (weight_files.load_weights(tmp_path / name / "checkpoints" / "000000003" /
+                                           "weights.npz")[0].get_params()
+                 for name in ("bare", "run"))
+    assert np.array_equal(bare, run)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(["csa", "train", "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: kosumi-train csa train" in capsys.readouterr().out
+
+
 def test_command_line_feature_set_and_rich_signal_reach_the_weight_files(tmp_path):
     run_dir = tmp_path / "run"
     train.main(["--run-dir", str(run_dir), "--size", "5", "--games", "2", "--workers", "1",
@@ -518,7 +535,7 @@ def test_offline_evaluation_of_checkpoints_feeds_the_plot(tmp_path):
     assert lines[0]["opponent_checkpoint"] == "000000000" and lines[0]["games"] == 2
     with pytest.raises(SystemExit, match="no checkpoints"):
         train.main(["eval", str(run_dir), "--checkpoints", "7"])
-    out = train.plot_run(run_dir)
+    out = plots.plot_run(run_dir)
     assert out == run_dir / "training.png" and out.stat().st_size > 1000
 
 
@@ -540,9 +557,9 @@ def test_neurogo_protocol_plays_the_net_as_black_at_komi_5_5_and_counts_repeats_
     assert "--no-resign" in summary["engines"]["A"]["command"]
     assert "--symmetries 1" in summary["engines"]["A"]["command"]    # the net alone, as NeuroGo
     assert "--beta" not in summary["engines"]["B"]["command"]
-    out = train.plot_run(run_dir)
+    out = plots.plot_run(run_dir)
     assert out.stat().st_size > 1000
-    assert train._curve_label(line) == "initial, neurogo protocol"
+    assert plots._curve_label(line) == "initial, neurogo protocol"
 
 
 def test_plot_compares_several_runs_in_one_png(tmp_path):
@@ -652,7 +669,7 @@ def history_of(path):
 
 
 def test_the_weights_carry_the_runs_curves_to_a_run_started_from_them(tmp_path, monkeypatch):
-    monkeypatch.setattr(train, "HISTORY_BLOCK", 2)
+    monkeypatch.setattr(run_history, "HISTORY_BLOCK", 2)
     first = tmp_path / "first"
     train.main(["--run-dir", str(first), "--size", "5", "--games", "3", "--workers", "1",
                 "--seed", "2", "--no-progress", "--eval-every", "3", "--eval-games", "1"])
@@ -664,7 +681,7 @@ def test_the_weights_carry_the_runs_curves_to_a_run_started_from_them(tmp_path, 
         [1, 2, round((games[0]["loss"] + games[1]["loss"]) / 2, 6), 2,
          (games[0]["length"] + games[1]["length"]) / 2],
         [3, 1, games[2]["loss"], 1, games[2]["length"]]]
-    evaluations = [{key: line[key] for key in train.HISTORY_EVAL_KEYS if key in line}
+    evaluations = [{key: line[key] for key in run_history.HISTORY_EVAL_KEYS if key in line}
                    for line in read_log(first) if line["type"] == "eval"]
     assert evaluations and history["evals"] == evaluations
     # the directory is gone (another machine): a run from the file goes on with its curves

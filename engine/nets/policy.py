@@ -218,10 +218,14 @@ class PolicyNet:
             _, grads["hidden.w"], grads["hidden.b"] = _conv_backward(
                 dpre, cache["hidden.cols"], per_board_shape, p["hidden.w"])
             if "hidden.map" in p:
-                index = edge_map(size, p["hidden.map"].shape[-1])
-                grads["hidden.map"] = np.zeros_like(p["hidden.map"])
-                np.add.at(grads["hidden.map"], (slice(None), index[:, None], index[None, :]),
-                          dpre.sum(axis=0).transpose(2, 0, 1))
+                per_point = dpre.sum(axis=0).transpose(2, 0, 1)
+                if size == p["hidden.map"].shape[-1]:
+                    grads["hidden.map"] = per_point
+                else:
+                    index = edge_map(size, p["hidden.map"].shape[-1])
+                    grads["hidden.map"] = np.zeros_like(p["hidden.map"])
+                    np.add.at(grads["hidden.map"], (slice(None), index[:, None], index[None, :]),
+                              per_point)
         else:
             for layer in reversed(range(self.architecture["layers"])):
                 dpre = dhidden * (cache[f"conv{layer}.out"] > 0)

@@ -1,4 +1,5 @@
-"""Training and measuring CSA* (engine/scoring/csa.py) on records of engine/training/scoredata.py.
+"""Training and measuring CSA* (engine/scoring/csa.py) on records of engine/training/scoredata.py,
+which reads and writes the record files and imports this module (not the other way round).
 
 Reading order: `examples()` turns records into boards, block labels and the blocks the
 learning task covers (every block, or the paper's section 3.1 blocks); `fit_mlp()` trains one
@@ -6,7 +7,6 @@ step's MLP; `train()` builds the cascade (each step trained on features made fro
 step's predictions, section 4.2); `evaluate()` scores held-out boards with every step, the
 ownership scorer it replaced and GNU Go's own final_score.
 """
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,21 +168,6 @@ def train(records, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1, block
     return csa.Classifier(trained), len(data)
 
 
-def train_from_files(paths, out, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1,
-                     blocks="all"):
-    from engine.training.scoredata import read_records
-    records = [r for path in paths for r in read_records(path)]
-    classifier, games = train(records, hidden, steps, epochs, seed, blocks,
-                              log=lambda text: print(text, file=sys.stderr))
-    sizes = sorted({r["size"] for r in records if not r.get("abandoned")})
-    metadata = classifier.save(out, {"games_trained": games, "board_sizes": sizes,
-                                     "trainer": {"hidden": hidden, "epochs": epochs, "seed": seed,
-                                                 "blocks": blocks,
-                                                 "data": [str(p) for p in paths]}})
-    print(f"wrote {out}: {metadata['steps']} steps, {metadata['hidden']} hidden units, "
-          f"{games} games", file=sys.stderr)
-
-
 # ---------------------------------------------------------------------- measuring
 
 
@@ -272,49 +257,3 @@ def split_by_second_play_out(records, others):
                              f"in the second file: not a relabelled copy of the same games")
         (agreeing if twin["labels"] == record["labels"] else differing).append(record)
     return agreeing, differing, missing
-
-
-def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with=()):
-    from engine.training.scoredata import read_records
-    records = [r for path in paths for r in read_records(path) if not r.get("abandoned")]
-    if agree_with:
-        records, differing, missing = split_by_second_play_out(
-            records, [r for path in agree_with for r in read_records(path)])
-        print(f"only the boards whose labels the play-outs of {', '.join(map(str, agree_with))} "
-              f"give too; left out: {len(differing)} labelled otherwise there, {len(missing)} "
-              f"not played out there")
-        if not records:
-            raise ValueError("no board's labels are the same in both play-outs")
-    sizes = {r["size"] for r in records}
-    classifier = csa.Classifier.load(weights) if weights else csa.classifier_for(max(sizes))
-    evaluator = None
-    if ownership:
-        from engine.nets.evaluator import load_evaluator
-        from engine.nets.weights import ISN_WEIGHTS
-        evaluator = load_evaluator(ISN_WEIGHTS)   # the net docs/notebook/csa.md's ownership rows used
-    result = evaluate(records, classifier, evaluator, review)
-    print(f"{len(records)} boards ({', '.join(str(s) for s in sorted(sizes))}), from "
-          f"{', '.join(map(str, paths))}")
-    print("| scorer | exactly right | right winner |")
-    print("|---|---|---|")
-    for name, row in result["rows"].items():
-        n = row["boards"]
-        print(f"| {name} | {row['exact']}/{n} ({100 * row['exact'] / n:.1f}%) | "
-              f"{row['winner']}/{n} ({100 * row['winner'] / n:.1f}%) |")
-    search_check = (f", or the tree search counts more than {csa.REVIEW_GAP:g} points away"
-                    if review else "")
-    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, the "
-          f"cascade's steps disagree on a block{search_check}): "
-          f"{result['flagged_wrong']} of {result['wrong']} wrong boards flagged; "
-          f"{result['flagged_right']} right boards flagged too")
-    print(f"  the paper's check alone (flood fill and distance differ): "
-          f"{result['counts_wrong']} of {result['wrong']} wrong boards, "
-          f"{result['counts_right']} right boards")
-    if review:
-        print(f"  the tree search's check alone (csa.search_count, {csa.REVIEW_SIMULATIONS} "
-              f"simulations with each colour to move): {result['search_wrong']} of "
-              f"{result['wrong']} wrong boards, {result['search_right']} right boards")
-    for index, truth, flood, doubtful in result["hard"][:20]:
-        print(f"  wrong: game {index}: true {truth:+g}, CSA* {flood:+g}"
-              f"{' (doubtful)' if doubtful else ''}")
-    return result

@@ -1,6 +1,6 @@
 """kosumi-train --ray: the self-play workers as Ray actors, on one machine or a cluster.
 
-Reading order: RayPool is the twin of train.py's _WorkerPool (submit, busy, next_result,
+Reading order: RayPool is the twin of workers.py's WorkerPool (submit, busy, next_result,
 progress_text, close), so Trainer.run() learns from its games exactly as from the local
 processes; only the self-play moves to the actors. Ray is imported when a RayPool is made, never
 by a run without --ray.
@@ -47,7 +47,17 @@ import time
 
 import numpy as np
 
-from engine.training.train import SelfPlayWorker
+from engine.training.workers import SelfPlayWorker
+
+MAX_WEIGHT_LAG = 8                   # versions a game's weights may lag. One is published each
+                                     # time every actor could have finished a call, so a lag of 8
+                                     # is a call 8 times slower than the rest: a stuck node's
+                                     # games are refused, not learned from weights long gone
+RAY_GAMES_PER_CALL = 8               # games an actor plays per call. Ray's fixed work in the
+                                     # driver (most of the 2.3-2.9 ms a game of one game a call,
+                                     # docs/notebook/ray.md) is shared by them: at 8, learning is
+                                     # most of the driver's work; the weights get up to A·k games
+                                     # older (A actors, k of these)
 
 WAIT_SECONDS = 1.0          # longest wait for a game before the stop flag is looked at again
 STATUS_SECONDS = 30.0       # between the log's status lines

@@ -1,13 +1,16 @@
 """Labelled final positions for CSA*, the dead-stone classifier (engine/scoring/csa.py).
 
-    python -m engine.training.scoredata generate --out /work/runs/csa/data9.jsonl --size 9 --games 2000
-    python -m engine.training.scoredata train --data A.jsonl B.jsonl --out weights/csa_9x9.npz
-    python -m engine.training.scoredata evaluate --data held_out.jsonl --weights weights/csa_9x9.npz
-    python -m engine.training.scoredata relabel --data old.jsonl --out new.jsonl --level 10
-    python -m engine.training.scoredata evaluate --data new.jsonl --agree-with old.jsonl
+    kosumi-train csa generate --out /work/runs/csa/data9.jsonl --size 9 --games 2000
+    kosumi-train csa train --data A.jsonl B.jsonl --out weights/csa_9x9.npz
+    kosumi-train csa evaluate --data held_out.jsonl --weights weights/csa_9x9.npz
+    kosumi-train csa relabel --data old.jsonl --out new.jsonl --level 10
+    kosumi-train csa evaluate --data new.jsonl --agree-with old.jsonl
+(`python -m engine.training.scoredata` is the same command line.)
 
 Reading order: `play_one_game()` makes one record, `generate()` runs them on all cores,
-`train()` fits the cascade, `evaluate()` measures scorers on held-out records.
+`train_from_files()` fits the cascade (engine/training/csatrain.py's `train()`),
+`evaluate_files()` measures scorers on held-out records (csatrain's `evaluate()`). This module
+imports csatrain, never the other way round: csatrain works on records and reads no files.
 
 How a record is made (van der Werf et al. used scored NNGS games; we make our own): a game is
 played to two consecutive passes by GNU Go against itself (each side at a random level, after a
@@ -42,7 +45,8 @@ from engine.rules.board import BLACK, EMPTY, WHITE, IllegalMove, opponent
 from engine.rules.coords import PASS, board_points, format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules, area_score
 from engine.tools.gtp_client import GtpClient, GtpError, find_gnugo
-from engine.training.csatrain import BLOCK_CHOICES, evaluate_files, train_from_files
+from engine.scoring import csa
+from engine.training import csatrain
 
 SOURCES = ("gnugo-self", "kosumi-gnugo", "kosumi-self")
 DEFAULT_MIX = {9: "gnugo-self:6,kosumi-gnugo:2,kosumi-self:2",
@@ -384,11 +388,73 @@ def _append_records(out, total, runner, todo, seed, size, workers, gnugo_command
     return written, abandoned
 
 
+# ---------------------------------------------------------------------- training and measuring
+# engine/training/csatrain.py, on the records of files
+
+def train_from_files(paths, out, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1,
+                     blocks="all"):
+    records = [r for path in paths for r in read_records(path)]
+    classifier, games = csatrain.train(records, hidden, steps, epochs, seed, blocks,
+                                       log=lambda text: print(text, file=sys.stderr))
+    sizes = sorted({r["size"] for r in records if not r.get("abandoned")})
+    metadata = classifier.save(out, {"games_trained": games, "board_sizes": sizes,
+                                     "trainer": {"hidden": hidden, "epochs": epochs, "seed": seed,
+                                                 "blocks": blocks,
+                                                 "data": [str(p) for p in paths]}})
+    print(f"wrote {out}: {metadata['steps']} steps, {metadata['hidden']} hidden units, "
+          f"{games} games", file=sys.stderr)
+
+
+def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with=()):
+    records = [r for path in paths for r in read_records(path) if not r.get("abandoned")]
+    if agree_with:
+        records, differing, missing = csatrain.split_by_second_play_out(
+            records, [r for path in agree_with for r in read_records(path)])
+        print(f"only the boards whose labels the play-outs of {', '.join(map(str, agree_with))} "
+              f"give too; left out: {len(differing)} labelled otherwise there, {len(missing)} "
+              f"not played out there")
+        if not records:
+            raise ValueError("no board's labels are the same in both play-outs")
+    sizes = {r["size"] for r in records}
+    classifier = csa.Classifier.load(weights) if weights else csa.classifier_for(max(sizes))
+    evaluator = None
+    if ownership:
+        from engine.nets.evaluator import load_evaluator
+        from engine.nets.weights import ISN_WEIGHTS
+        evaluator = load_evaluator(ISN_WEIGHTS)   # the net docs/notebook/csa.md's ownership rows used
+    result = csatrain.evaluate(records, classifier, evaluator, review)
+    print(f"{len(records)} boards ({', '.join(str(s) for s in sorted(sizes))}), from "
+          f"{', '.join(map(str, paths))}")
+    print("| scorer | exactly right | right winner |")
+    print("|---|---|---|")
+    for name, row in result["rows"].items():
+        n = row["boards"]
+        print(f"| {name} | {row['exact']}/{n} ({100 * row['exact'] / n:.1f}%) | "
+              f"{row['winner']}/{n} ({100 * row['winner'] / n:.1f}%) |")
+    search_check = (f", or the tree search counts more than {csa.REVIEW_GAP:g} points away"
+                    if review else "")
+    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, the "
+          f"cascade's steps disagree on a block{search_check}): "
+          f"{result['flagged_wrong']} of {result['wrong']} wrong boards flagged; "
+          f"{result['flagged_right']} right boards flagged too")
+    print(f"  the paper's check alone (flood fill and distance differ): "
+          f"{result['counts_wrong']} of {result['wrong']} wrong boards, "
+          f"{result['counts_right']} right boards")
+    if review:
+        print(f"  the tree search's check alone (csa.search_count, {csa.REVIEW_SIMULATIONS} "
+              f"simulations with each colour to move): {result['search_wrong']} of "
+              f"{result['wrong']} wrong boards, {result['search_right']} right boards")
+    for index, truth, flood, doubtful in result["hard"][:20]:
+        print(f"  wrong: game {index}: true {truth:+g}, CSA* {flood:+g}"
+              f"{' (doubtful)' if doubtful else ''}")
+    return result
+
+
 # ---------------------------------------------------------------------- command line
 
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m engine.training.scoredata",
+def main(argv=None, prog="python -m engine.training.scoredata"):
+    """The command line (also `kosumi-train csa`)."""
+    parser = argparse.ArgumentParser(prog=prog,
                                      description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="play and label finished games")
@@ -419,7 +485,7 @@ def main(argv=None):
     train_parser.add_argument("--steps", type=int, default=4)
     train_parser.add_argument("--epochs", type=int, default=600)
     train_parser.add_argument("--seed", type=int, default=1)
-    train_parser.add_argument("--blocks", choices=BLOCK_CHOICES, default="all",
+    train_parser.add_argument("--blocks", choices=csatrain.BLOCK_CHOICES, default="all",
                               help="blocks to learn: every block (default), or the paper's "
                                    "learning task, the blocks whose status decides the score")
     evaluate_parser = commands.add_parser("evaluate", help="score held-out records")
