@@ -274,6 +274,10 @@ def make_search_player(args, evaluator, seed, resign_threshold, predictor=None):
 
 
 def main(argv=None):
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["analysis"]:   # `kosumi analysis`: KataGo's JSON analysis protocol
+        from engine.gtp.analysis_main import main as analysis_main
+        return analysis_main(arguments[1:])
     parser = build_parser()
     args = resolve_player(parser.parse_args(argv))
     if (args.symmetries or 1) > 1 and args.search != "1ply":
