@@ -14,7 +14,7 @@ from sgfmill import sgf
 
 from conftest import load_board, vertex
 from engine.gtp.main import build_engine, build_parser
-from engine.gtp.server import GtpLoop
+from engine.gtp.protocol import GtpLoop
 from engine.rules.board import BLACK, EMPTY, WHITE, IllegalMove
 from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules

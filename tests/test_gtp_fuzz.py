@@ -14,7 +14,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.gtp.server import GtpLoop
+from engine.gtp.protocol import GtpLoop
 from engine.gtp.main import build_engine, build_parser
 
 OPTIONS = ["--evaluator", "uniform", "--seed", "1", "--no-resign", "--size", "9"]
@@ -54,7 +54,7 @@ def command_lines(draw):
 
 
 def expected_text(line):
-    """What GTP 2.2 leaves of a line, computed independently of engine.gtp.server."""
+    """What GTP 2.2 leaves of a line, computed independently of engine.gtp.protocol."""
     line = re.sub(r"[\x00-\x08\x0a-\x1f\x7f]", "", line)
     return line.split("#", 1)[0].replace("\t", " ").strip()
 

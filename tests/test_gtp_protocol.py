@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf
 
-from engine.gtp.server import (GtpEngineBase, GtpLoop, clean_line, collect_commands, format_reply,
-                        gtp_command, parse_command_line)
+from engine.gtp.protocol import (GtpEngineBase, GtpLoop, clean_line, collect_commands, format_reply,
+                                 gtp_command, parse_command_line)
 from engine.gtp.main import build_engine, build_parser
 from engine.play.timecontrol import LAG_MARGIN, SAFETY_FRACTION, TimeControl
 
@@ -292,7 +292,8 @@ def test_stdout_carries_protocol_only_and_end_of_input_exits_0(engine_process):
 def test_a_stray_print_cannot_reach_the_protocol_stream():
     script = (
         "import sys\n"
-        "from engine.gtp.server import KosumiEngine, gtp_command, run_stdio\n"
+        "from engine.gtp.commands import KosumiEngine\n"
+        "from engine.gtp.protocol import gtp_command, run_stdio\n"
         "from engine.gtp.main import build_engine, build_parser\n"
         "class Noisy(KosumiEngine):\n"
         "    @gtp_command('noisy')\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.gtp.server import GtpLoop, parse_command_line
+from engine.gtp.protocol import GtpLoop, parse_command_line
 
 SCRIPT_DIR = Path(__file__).parent / "gtp"
 SCRIPTS = sorted(SCRIPT_DIR.glob("*.tst"))

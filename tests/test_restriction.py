@@ -7,7 +7,8 @@ import pytest
 
 from conftest import vertices
 from engine.gtp.main import build_engine, build_parser
-from engine.gtp.server import ANALYSIS_VISITS, GtpLoop, share_visits
+from engine.gtp.formats import ANALYSIS_VISITS, share_visits
+from engine.gtp.protocol import GtpLoop
 from engine.nets.evaluator import UniformEvaluator
 from engine.play.player import Player, win_probability
 from engine.play.restriction import ALLOW, AVOID, MoveRestriction, MoveRule

@@ -15,7 +15,7 @@ import pytest
 from sgfmill import boards, sgf
 
 from engine.gtp.main import build_engine, build_parser
-from engine.gtp.server import GtpLoop
+from engine.gtp.protocol import GtpLoop
 from engine.rules.board import BLACK, PASS, WHITE
 from engine.rules.coords import format_vertex, from_sgfmill
 from engine.tools.gtp_client import GtpClient, find_gnugo

@@ -1,7 +1,14 @@
-"""The GTP front end: the command registry, argument types, canonical errors, the loop and every
-command (server.py), SGF reading and writing for `loadsgf`/`printsgf` (sgffile.py), the
-`kosumi` command line that builds the engine (main.py), and `kosumi analysis`, KataGo's JSON
-analysis protocol (analysis_engine.py, analysis_queue.py, analysis_main.py).
+"""The GTP front end. Its modules import one way, each only modules listed before it:
+- protocol.py: GTP knowing no Go: the command registry, argument types, canonical errors, the
+  loop (pipelining, streamed analysis closed by the next line);
+- goargs.py: colour and vertex arguments, the failure texts of the Go commands;
+- sgffile.py: SGF reading and writing for `loadsgf`/`printsgf`;
+- formats.py: the analysis formats: GoGui gfx, KataGo `kata-analyze` and Leela Zero `lz-analyze`
+  arguments and info lines;
+- commands.py: `KosumiEngine`, every GTP command;
+- analysis_engine.py, analysis_queue.py, analysis_main.py: `kosumi analysis`, KataGo's JSON
+  analysis protocol;
+- main.py: the `kosumi` command line that builds the engine.
 
 The top layer: may import every other subpackage except engine.training; only the entry points
 (gtp_server.py, the `kosumi` console script) import it."""

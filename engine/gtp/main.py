@@ -1,7 +1,8 @@
 """`kosumi` / `python gtp_server.py`: parse the options, build the engine, serve GTP on stdin/stdout.
 
-Everything else lives in engine/gtp/server.py (protocol and commands) and engine/play/player.py (the move
-choice). Logs go to stderr (or --log-file); stdout carries protocol bytes only.
+Everything else lives in engine/gtp/protocol.py (the loop), engine/gtp/commands.py (the commands)
+and engine/play/player.py (the move choice). Logs go to stderr (or --log-file); stdout carries
+protocol bytes only.
 """
 import argparse
 import logging
@@ -215,7 +216,7 @@ def resolve_player(args):
 
 
 def build_engine(args):
-    from engine.gtp.server import KosumiEngine
+    from engine.gtp.commands import KosumiEngine
     from engine.play.player import Player
     from engine.play.search_player import load_prior_evaluator
     args = resolve_player(args)
@@ -294,7 +295,7 @@ def main(argv=None):
             " (train a net with kosumi-train, or give one with --weights PATH)"
         print(f"kosumi: {error}{hint}", file=sys.stderr)
         sys.exit(EXIT_BAD_SETUP)
-    from engine.gtp.server import run_stdio
+    from engine.gtp.protocol import run_stdio
     try:
         status = run_stdio(engine)
     except BrokenPipeError:   # the controller closed our stdout: nobody is left to answer

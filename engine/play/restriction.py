@@ -12,7 +12,7 @@ when the moves already made below the root number fewer than the until-depth) an
   table for every location, the pass location too, then clears the listed ones). When several
   allow rules of a colour are active at a depth, a move listed in any of them is permitted.
 
-The GTP layer parses the rules (engine/gtp/server.py) and checks the combinations each dialect
+The GTP layer parses the rules (engine/gtp/formats.py) and checks the combinations each dialect
 accepts; this module only answers `permits()`. Players take it as `restriction=None` (no rule).
 """
 from dataclasses import dataclass
