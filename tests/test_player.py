@@ -196,12 +196,18 @@ def test_after_the_opponent_passes_pass_exactly_when_the_count_wins():
     decision = player.choose(winning, BLACK)
     assert decision.move == PASS and "count wins" in decision.reason   # even though moves gain
 
+    # Lost by far more than the margin of doubt: pass (resigning is off), even though a move
+    # "gains"; lost by little: play on only with a move that gains (tests/test_passing_when_lost.py).
     losing = game_from(BENSON_WALL, to_move=WHITE, komi=40.5)
     losing.play(PASS, WHITE)
-    evaluator = TableEvaluator(default=-1.0, pass_value=0.0, ownership=ownership)
+    evaluator = TableEvaluator(default=1.0, pass_value=0.0, ownership=ownership)
     player = Player(evaluator, seed=1, resign_threshold=None)
+    decision = player.choose(losing, BLACK)
+    assert decision.move == PASS and "count loses" in decision.reason
+    close = game_from(BENSON_WALL, to_move=WHITE, komi=26.5)
+    close.play(PASS, WHITE)
     for _ in range(20):
-        decision = player.choose(losing, BLACK)
+        decision = player.choose(close, BLACK)
         assert decision.move != PASS and "count loses" in decision.reason
 
 

@@ -735,9 +735,9 @@ def test_search_player_logs_each_move_with_its_simulations(caplog):
     assert f"{decision.analysis.simulations} simulations in" in line
 
 
-def test_search_player_does_not_pass_first_when_the_count_after_passing_loses():
-    # Every point is settled and Black, 10 points to 15, cannot change the count: the tree has
-    # nothing better than a pass, but a pass would let White end the game on a lost count.
+def test_search_player_passes_first_on_a_lost_count_only_when_no_move_has_a_chance():
+    # Every point is settled and Black, 10 points to 15, cannot change the count: a stone in
+    # White's area is captured for nothing, so Black passes (issue 44) rather than throw one in.
     board = loaded("""
         . X . X .
         X X X X X
@@ -748,8 +748,18 @@ def test_search_player_does_not_pass_first_when_the_count_after_passing_loses():
     game = GameState.from_board(board, BLACK, Rules(komi=0.5))
     player = SearchPlayer(UniformEvaluator(), playouts=300, seed=1, resign_threshold=None)
     decision = player.choose(game, BLACK)
-    assert decision.move != PASS and "count after passing" in decision.reason
-    assert game.is_legal(decision.move)
+    assert decision.move == PASS and "no move has a chance" in decision.reason
+    # With the dame E4 open, Black (komi -5.5: 1.5 behind) wins by filling it: no pass.
+    board = loaded("""
+        . X . X .
+        X X X X .
+        O O O O O
+        . O . O .
+        . O . O .
+    """)
+    game = GameState.from_board(board, BLACK, Rules(komi=-5.5))
+    decision = player.choose(game, BLACK)
+    assert decision.move == parse_vertex("E4", 5), decision.reason
 
 
 def test_dry_run_decides_what_the_real_call_decides():

@@ -10,8 +10,12 @@ own Benson-safe territory (filling them can only lose), plus pass. Values are in
 player who made the move, komi included, as the evaluator returns them.
 
 Passing (in this order):
-- after the opponent passed, pass exactly when the counted score wins (dead stones removed, or
-  the board as it stands when dead stones are not removed by the counting, as on CGOS);
+- after the opponent passed, `after_opponent_passed()` decides for every player (1-ply, search,
+  policy): pass when the count wins (dead stones removed, or the board as it stands when dead
+  stones are not removed by the counting, as on CGOS); when the count with dead stones removed
+  loses by more than the margin of doubt, resign (or pass when resigning is off: playing on only
+  throws stones into the opponent's area); in between, play on only with a move the player rates
+  better than passing (here: by PASS_MARGIN), else pass;
 - otherwise do not pass while a real move gains (beats passing by PASS_MARGIN);
 - with `capture_all_dead` (CGOS) or in `kgs-genmove_cleanup`, capture the opponent's dead stones
   before passing: the candidates shrink to the liberties of the dead chains.
@@ -38,6 +42,9 @@ DEFAULT_BETA = 20.0            # Blair's tournament setting (training used 4)
 DEFAULT_RESIGN_THRESHOLD = 0.5  # behind by half the board's points: no comeback is plausible
 PASS_MARGIN = 0.5              # real gains are whole points; smaller differences are noise
 RESIGN_STREAK = 3              # one bad evaluation is not enough to give up
+COUNT_DOUBT_MARGIN = 0.1       # of the board's points: a count lost by more (8 points on 9x9,
+                               # 36 on 19x19) is not turned round by one misjudged block
+MIN_DOUBT_MARGIN = 2.0         # points: one stone misjudged moves an area count by 2
 GAME_LENGTH_VALVE = 3          # after 3 x (board points) moves, passing is always allowed: a
                                # weak net must not be able to make a game endless
 EMERGENCY_FACTOR = 2.0         # under twice the usual cost in the budget: a cheaper evaluator
@@ -102,6 +109,45 @@ def count_after_passing(state, colour, evaluator, capture_mode):
     dead = () if capture_mode else deadstones.assess(state, evaluator).dead
     count = deadstones.score(state, dead)
     return count if colour == BLACK else -count
+
+
+@dataclass
+class PassVerdict:
+    """What the count says once the opponent has passed (after_opponent_passed)."""
+    move: object         # PASS or RESIGN when the count decides; None: play on, but only a move
+                         # the player rates better than passing
+    count: float         # the count after passing, for the player
+    margin: float        # the margin of doubt, in points (inf: CSA* doubts its own count)
+    reason: str
+
+
+def after_opponent_passed(state, colour, evaluator, capture_mode, resigns):
+    """The rule of all players once the opponent has passed, when a pass of ours ends the game:
+    - the count wins (dead stones removed; with capture_mode the board as it stands): PASS;
+    - the count with dead stones removed (the best capturing can do) loses by more than the
+      margin of doubt, COUNT_DOUBT_MARGIN x the board's points (at least MIN_DOUBT_MARGIN):
+      RESIGN when `resigns`, else PASS. A count CSA* flags as doubtful has no margin that makes
+      it certain: never resign on it;
+    - otherwise None: the count loses by little, or may be wrong; the player plays on only with a
+      move it rates better than passing (never a stone thrown away), and passes when it has none.
+    """
+    assessment = deadstones.assess(state, evaluator)
+    sign = 1 if colour == BLACK else -1
+    settled = sign * deadstones.score(state, assessment.dead)
+    count = sign * deadstones.score(state, ()) if capture_mode else settled
+    if count > 0:
+        return PassVerdict(PASS, count, 0.0, f"opponent passed and the count wins by {count:g}")
+    size = state.size
+    margin = math.inf if assessment.doubtful else \
+        max(COUNT_DOUBT_MARGIN * size * size, MIN_DOUBT_MARGIN)
+    if settled < -margin:
+        return PassVerdict(RESIGN if resigns else PASS, count, margin,
+                           f"opponent passed and the count loses by {-settled:g}, more than "
+                           f"the margin of doubt ({margin:g})")
+    doubt = "a doubtful count" if assessment.doubtful else \
+        f"within the margin of doubt ({margin:g})"
+    return PassVerdict(None, count, margin,
+                       f"opponent passed and the count loses by {-count:g}, {doubt}")
 
 
 def dead_stone_liberties(state, colour, evaluator):
@@ -233,23 +279,29 @@ class Player:
         if len(history) >= GAME_LENGTH_VALVE * size * size:
             return Decision(PASS, analysis, "game length valve")
         opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        capture_candidates = mask
+        no_gain = "no move gains"
         if opponent_passed and not cleanup:
-            # Passing now ends the game: pass exactly when the count wins.
-            count = count_after_passing(state, colour, self.evaluator, capture_mode)
-            if count > 0:
-                return Decision(PASS, analysis, f"opponent passed and the count wins by {count:g}")
-            must_move, reason = True, f"opponent passed and the count loses by {-count:g}"
+            # Passing now ends the game: the count decides, or a move that beats passing.
+            verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
+                                            self.resign_threshold is not None)
+            if verdict.move is not None:
+                return Decision(verdict.move, analysis, verdict.reason)
+            mask = mask & (values > pass_value + PASS_MARGIN)
+            reason, no_gain = verdict.reason, f"{verdict.reason}, and no move gains"
         else:
-            must_move, reason = gains, "boltzmann"
+            reason = "boltzmann"
+        must_move = gains
 
         if capture_mode and not gains:
             # About to pass (or losing after a pass): first take the opponent's dead stones off.
             capture_points = dead_stone_liberties(state, colour, self.evaluator)
-            capture_mask = mask & np.array([m in capture_points for m in moves], dtype=bool)
+            capture_mask = capture_candidates & np.array([m in capture_points for m in moves],
+                                                         dtype=bool)
             if capture_mask.any():
                 mask, must_move, reason = capture_mask, True, "capturing dead stones"
         if not must_move:
-            return Decision(PASS, analysis, "no move gains")
+            return Decision(PASS, analysis, no_gain)
         if not mask.any():
             return Decision(PASS, analysis, "no candidate move")
         probabilities = boltzmann(values, mask, self.beta)

@@ -6,10 +6,11 @@ own single-point eye or a point of an own Benson-safe region), then `_decide()`,
 passing, cleanup and resigning rules, and draws the move.
 
 The net learnt from human games, which rarely record a pass, so passing is ruled by the count:
-- after the opponent passed: pass when the count with dead stones removed (the evaluator's
-  assessment, engine/scoring/deadstones.py) wins; when it loses by more than the margin of doubt,
-  resign (or, never resigning, pass: playing on would only throw stones into the opponent's area,
-  see issue "Counts and games you can trust"); in between, play on;
+- after the opponent passed, the rule all players share (engine/play/player.py,
+  `after_opponent_passed()`): pass when the count wins; when it loses by more than the margin of
+  doubt, resign (or, never resigning, pass: playing on would only throw stones into the
+  opponent's area); in between, the net's likeliest move among those the 1-ply analysis rates
+  better than passing, or a pass when there is none;
 - otherwise pass when the net's pass is its top choice, or when no candidate is left;
 - with `capture_all_dead` or in `kgs-genmove_cleanup`, capture the opponent's dead stones before
   passing, as the other players do.
@@ -20,13 +21,12 @@ import logging
 
 import numpy as np
 
-from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, count_after_passing,
-                                dead_stone_liberties, move_text, safe_own_points, state_for)
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, PASS_MARGIN,
+                                after_opponent_passed, dead_stone_liberties, move_text,
+                                safe_own_points, state_for)
 from engine.rules.board import PASS, opponent
 
 log = logging.getLogger("kosumi.policy")
-
-RESIGN_MARGIN = 0.1        # of the board's points: a count lost by more is not in doubt
 
 
 class PolicyPlayer:
@@ -85,25 +85,31 @@ class PolicyPlayer:
         if len(history) >= GAME_LENGTH_VALVE * size * size:
             return Decision(PASS, None, "game length valve")
         opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        all_moves, reason, no_move = moves, "policy", "no candidate"
         if opponent_passed and not cleanup:
-            count = count_after_passing(state, colour, self.evaluator, capture_mode)
-            if count > 0:
-                return Decision(PASS, None, f"opponent passed and the count wins by {count:g}")
-            if count < -RESIGN_MARGIN * size * size:
-                if self.resign_threshold is not None:
-                    return Decision(RESIGN, None, f"opponent passed and the count loses by {-count:g}")
-                return Decision(PASS, None, f"opponent passed and the count loses by {-count:g}")
+            verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
+                                            self.resign_threshold is not None)
+            if verdict.move is not None:
+                return Decision(verdict.move, None, verdict.reason)
+            # lost by little: only a move the values rate better than passing, never a stone
+            # thrown into the opponent's area
+            analysis = self.one_ply.analyse(state, colour, capture_mode)
+            pass_value = analysis.values[-1]
+            gaining = {m for m, value in zip(analysis.moves, analysis.values)
+                       if m != PASS and value > pass_value + PASS_MARGIN}
+            moves = [m for m in moves if m in gaining]
+            reason, no_move = verdict.reason, f"{verdict.reason}, and no move gains"
         wants_pass = not moves or probabilities[-1] >= max(probabilities[m] for m in moves)
         if capture_mode and wants_pass:
             capture_points = dead_stone_liberties(state, colour, self.evaluator)
-            capture = [m for m in moves if m in capture_points]
+            capture = [m for m in all_moves if m in capture_points]
             if capture:
                 return self._draw(capture, probabilities, "capturing dead stones")
         if wants_pass and not opponent_passed:
             return Decision(PASS, None, "no candidate" if not moves else "the net passes")
         if not moves:
-            return Decision(PASS, None, "no candidate")
-        return self._draw(moves, probabilities, "policy")
+            return Decision(PASS, None, no_move)
+        return self._draw(moves, probabilities, reason)
 
     def _draw(self, moves, probabilities, reason):
         weights = np.array([probabilities[m] for m in moves], dtype=float)

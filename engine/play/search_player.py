@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK, boltzmann,
-                                 count_after_passing, dead_stone_liberties, move_text, state_for)
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK,
+                                 after_opponent_passed, boltzmann, count_after_passing,
+                                 dead_stone_liberties, move_text, state_for)
 from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
                                 DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
@@ -45,6 +46,9 @@ SEARCH_CACHE_SIZE = 4096        # evaluator positions remembered: a node's paren
 DEFAULT_PRIOR_SCALE = 5.0       # points: a 5-point better successor is a 73% prior win rate
 DEFAULT_PRIOR_BETA = 1.0        # Boltzmann beta (per point) of the prior shown in analysis
 RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulations
+PLAY_ON_SHARE = 0.01            # of the root's simulations: a move the search visited less, or
+                                # that wins fewer than RESIGN_WINRATE of them, is not played
+                                # instead of a pass that loses (a stone thrown away)
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
 FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
@@ -440,12 +444,15 @@ class SearchPlayer:
         if len(history) >= GAME_LENGTH_VALVE * size * size:
             return Decision(PASS, None, "game length valve")
         opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
+        verdict = None
         if opponent_passed and not cleanup and \
                 (restriction is None or restriction.permits(colour, PASS)):
-            # Passing now ends the game: pass exactly when the count wins (as the 1-ply player).
-            count = count_after_passing(state, colour, self.evaluator, capture_mode)
-            if count > 0:
-                return Decision(PASS, None, f"opponent passed and the count wins by {count:g}")
+            # Passing now ends the game: the count decides (engine/play/player.py), or else a
+            # move the search gives a chance (below).
+            verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
+                                            self.resign_threshold is not None)
+            if verdict.move is not None:
+                return Decision(verdict.move, None, verdict.reason)
         seconds = self.seconds_per_move
         if time_budget is not None:
             seconds = time_budget * TIME_SAFETY if seconds is None else \
@@ -462,12 +469,17 @@ class SearchPlayer:
                                                   f"{self.hopeless_streak} moves")
         move = analysis.best(permitted)
         reason = f"search: {analysis.total_visits} visits"
-        if move == PASS and not cleanup and (opponent_passed or count_after_passing(
-                state, colour, self.evaluator, capture_mode) <= 0):
+        if not cleanup and (verdict is not None or (move == PASS and count_after_passing(
+                state, colour, self.evaluator, capture_mode) <= 0)):
             # A pass ends the game, or lets the opponent end it, on a count that does not win
-            # (the tree's playouts may see a seki where a referee sees dead stones): play on.
-            move = analysis.best(lambda m: m != PASS and permitted(m))
-            reason = "the count after passing does not win"
+            # (the tree's playouts may see a seki where a referee sees dead stones): play on,
+            # but only a move the search gives a chance; a stone it rates as lost is thrown away.
+            lost = verdict.reason if verdict is not None else "the count after passing does not win"
+            real = analysis.best(lambda m: m != PASS and permitted(m))
+            if real is not None and self.has_a_chance(analysis, real):
+                move, reason = real, lost
+            else:
+                move, reason = PASS, f"{lost}, and no move has a chance"
         if move == PASS and capture_mode:
             capture = self._capture_dead(state, colour, analysis, permitted)
             if capture is not None:
@@ -475,6 +487,14 @@ class SearchPlayer:
         if move is None:
             move, reason = PASS, "no permitted move"
         return Decision(move, analysis, reason, analysis.share_of(move))
+
+    @staticmethod
+    def has_a_chance(analysis, move):
+        """Whether the search rates move as worth playing instead of a losing pass: at least
+        PLAY_ON_SHARE of the root's simulations and a win rate of RESIGN_WINRATE."""
+        index = analysis.moves.index(move)
+        return analysis.share_of(move) >= PLAY_ON_SHARE and \
+            analysis.winrates[index] >= RESIGN_WINRATE
 
     def _capture_dead(self, state, colour, analysis, permitted):
         """The most visited move (or any legal one) at a liberty of the opponent's dead stones."""

@@ -30,10 +30,10 @@ play b D5
 play w B5
 5 genmove b
 #? [pass]
-# White has everything to gain in the open lower area.
+# White (to move, Black's pass taken back) has everything to gain in the open lower area.
+undo
 6 genmove w
 #? [[A-E][1-3]]
-undo
 undo
 
 # After White passes: Black counts the board with B5 removed (25 - 0.5), wins, and passes.
@@ -41,12 +41,19 @@ play w pass
 7 genmove b
 #? [pass]
 undo
-# ... but with a komi that loses the count, Black must not pass.
+# With a komi that loses the count by 1 point (inside the margin of doubt), Black plays on only
+# with a move that gains; none does (A5 and C5 are its own safe points, and taking B5 changes
+# no count), so it passes rather than fill its own area.
+komi 26
+play w pass
+8 kosumi-chosen_move b
+#? [TEXT pass: opponent passed and the count loses by 1, within the margin of doubt .*, and no move gains.*]
+undo
+# Lost by far more than the margin (75 points): Black passes (it resigns without --no-resign).
 komi 100
 play w pass
-8 genmove b
-#? [!pass]
-undo
+16 kosumi-chosen_move b
+#? [TEXT pass: opponent passed and the count loses by 75, more than the margin of doubt.*]
 undo
 komi 0.5
 
