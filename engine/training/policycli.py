@@ -81,8 +81,6 @@ def build_parser():
 def _train(args, parser):
     given = {spec.name: getattr(args, spec.name) for spec in dataclasses.fields(PolicySettings)
              if getattr(args, spec.name) is not None}
-    stop = Stop()
-    stop.install()
     try:
         if args.resume:
             run = PolicyRun.resume(args.resume)
@@ -94,9 +92,10 @@ def _train(args, parser):
             run = PolicyRun.create(args.run_dir, PolicySettings(**given), args.from_weights)
         print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "
               f"{json.dumps(dataclasses.asdict(run.settings))}", file=sys.stderr)
-        run.train(args.data, args.eval_data, args.backend, args.threads, args.log_every,
-                  args.checkpoint_every, args.eval_every, args.eval_positions, stop,
-                  not args.no_progress)
+        with Stop() as stop:
+            run.train(args.data, args.eval_data, args.backend, args.threads, args.log_every,
+                      args.checkpoint_every, args.eval_every, args.eval_positions, stop,
+                      not args.no_progress)
     except (ValueError, DataError, WeightFileError) as error:
         parser.error(str(error))
     return 0

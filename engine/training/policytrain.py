@@ -279,14 +279,23 @@ def evaluation_indices(dataset, count, seed=12345):
 
 
 class Stop:
-    """SIGINT/SIGTERM ask the loop to checkpoint and stop."""
+    """SIGINT/SIGTERM ask the loop to checkpoint and stop, while the `with` block runs; the
+    previous handlers come back after it (a process forked later, such as a multiprocessing
+    pool's worker, must still die on SIGTERM)."""
 
     def __init__(self):
         self.requested = False
+        self._previous = {}
 
-    def install(self):
+    def __enter__(self):
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._handle)
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc_info):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
 
     def _handle(self, signum, frame):
         self.requested = True
