@@ -915,3 +915,16 @@ def test_playout_tactics_option_reaches_the_tree_and_bad_names_are_refused(capsy
     assert engine.player.tree_options["last_good_reply"]
     with pytest.raises(ValueError, match="mogo, fuego"):
         TreeSearch(9, playout_tactics="pachi")
+
+
+def test_free_handicap_without_a_standard_pattern_with_the_search_player():
+    # the greedy placement reads the 1-ply values: a search's analysis ranks by visits
+    import io
+    from engine.gtp.main import build_engine, build_parser
+    from engine.gtp.protocol import GtpLoop
+    engine = build_engine(build_parser().parse_args(["--evaluator", "uniform", "--search", "mcts",
+                                                     "--playouts", "50", "--policy", "none"]))
+    session = GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
+    session.handle_line("boardsize 9\n")
+    reply = session.handle_line("place_free_handicap 7\n")
+    assert reply.startswith("= ") and len(reply[2:].split()) == 7, reply

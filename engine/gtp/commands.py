@@ -138,7 +138,8 @@ class KosumiEngine(GtpEngineBase):
         trial = GameState(self.size, self._rules())
         points = []
         for _ in range(count):
-            analysis = self.player.analyse(trial, BLACK)
+            # the 1-ply values, whatever the player (a search's analysis ranks by visits)
+            analysis = self.one_ply.analyse(trial, BLACK)
             choices = [(value, move) for move, value, _ in analysis.ranked() if move != PASS]
             if not choices:
                 break

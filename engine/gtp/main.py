@@ -9,8 +9,15 @@ import logging
 import os
 import sys
 
-from engine import __version__
-from engine.tools.cli import number
+# One BLAS thread, set before numpy loads: the engine's parallelism is its search threads, and a
+# BLAS spreading each small matrix product of the policy net over cores that are busy (the search
+# threads, a GUI, a match opponent) spins: a 19x19 search with the policy prior made a sixth of
+# the simulations with two BLAS threads on a loaded two-core machine.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+from engine import __version__  # noqa: E402
+from engine.tools.cli import number  # noqa: E402
 
 log = logging.getLogger("kosumi")
 

@@ -1498,7 +1498,7 @@ cdef class SoftSegNetwork:
 
     def train_game(self, inputs, black_to_move, trained, observed, final_targets, final_mask,
                    double rate):
-        """NeuroGo's TD(0) replay of one game (engine/training/train.py: Trainer's
+        """NeuroGo's TD(0) replay of one game (engine/training/trainer.py: Trainer's
         _train_recent_games()): backward from its end, each trained position takes one step of
         size rate (train_position()) towards the following position's prediction, in the
         real-Black frame the output of the forward pass the following step was computed from,
