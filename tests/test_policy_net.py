@@ -192,3 +192,15 @@ def test_predictor_gives_zero_to_illegal_points_and_sums_to_one():
     for text in ("B4", "C4", "A3", "B3"):
         assert p[vertex(text, 5)] == 0
     assert (p[game.board.points()] > 0).sum() == 25 - 4
+
+
+@pytest.mark.parametrize("name", ["policy_19x19.npz", "policy_sn2008_19x19.npz"])
+def test_the_shipped_nets_open_on_the_third_and_fourth_lines(name):
+    from engine.nets.weights import shipped_weights_path
+    predictor = MovePredictor.load(shipped_weights_path(name))
+    game = GameState(19, Rules(komi=7))
+    probabilities = predictor.probabilities(game)
+    top = np.argsort(-probabilities[:-1])[:4]
+    for loc in top:
+        row, col = game.board.row_col(int(loc))
+        assert min(row, col, 18 - row, 18 - col) in (2, 3), (name, row, col)
