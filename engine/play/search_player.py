@@ -156,7 +156,8 @@ class SearchPlayer:
     from LARGE_BOARD_LINES (and the tree leaves the far edge moves out there,
     engine/search/tree.pyx). On 13x13 a net's call costs so many playouts that at equal time
     the search without it won most games against either net's prior (docs/notebook/search.md).
-    prior_threshold None: default_prior_threshold(evaluator)."""
+    prior_threshold None: default_prior_threshold(evaluator), or POLICY_PRIOR_THRESHOLD where the
+    move predictor's prior goes without the evaluator's (the value net's calls cost more)."""
 
     def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
                  seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
@@ -187,9 +188,9 @@ class SearchPlayer:
         self.policy_visits = policy_visits
         self.knowledge_visits = knowledge_visits
         self.prior_scale = prior_scale
+        self.explicit_prior_threshold = prior_threshold is not None
         if prior_threshold is None:
-            prior_threshold = POLICY_PRIOR_THRESHOLD if predictor is not None else \
-                default_prior_threshold(evaluator)
+            prior_threshold = default_prior_threshold(evaluator)
         self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
                                  rave_equivalence=rave_equivalence,
                                  net_prior_visits=prior_visits,
@@ -275,8 +276,11 @@ class SearchPlayer:
             self._owners = []
             for i in range(self.threads):
                 seed = int(self.rng.integers(1 << 62))
+                options = dict(self.tree_options)
+                if use_policy and not use_prior and not self.explicit_prior_threshold:
+                    options["net_prior_threshold"] = POLICY_PRIOR_THRESHOLD
                 tree = TreeSearch(state.size, state.rules.komi, seed=seed,
-                                  knowledge_prior_visits=knowledge, **self.tree_options)
+                                  knowledge_prior_visits=knowledge, **options)
                 self._owners.append(_TreeOwner(tree, None, key))
         for owner, evaluator, predictor in zip(self._owners, self._thread_evaluators,
                                                self._thread_predictors):
