@@ -24,15 +24,6 @@ log = logging.getLogger("kosumi.analysis")
 EXIT_BAD_SETUP = 2      # as `kosumi`'s (main.py, which imports this module: not the reverse)
 
 
-def configure_logging(level, log_file):
-    handler = logging.FileHandler(log_file, encoding="utf-8") if log_file else \
-        logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper()))
-
-
 def build_parser():
     from engine.search.tree import DEFAULT_MAX_NODES
     defaults = AnalysisConfig()
@@ -141,6 +132,7 @@ def main(argv=None):
             (args.max_time is not None and not args.max_time > 0):
         parser.error("--visits and --pv-length must be at least 1, --max-nodes at least 2, "
                      "--max-time positive")
+    from engine.gtp.protocol import configure_logging
     try:
         configure_logging(args.log_level, args.log_file)
     except OSError as error:

@@ -174,15 +174,6 @@ def version_text(text):
     return text.strip()
 
 
-def configure_logging(level, log_file):
-    handler = logging.FileHandler(log_file, encoding="utf-8") if log_file else \
-        logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper()))
-
-
 def make_evaluator(args):
     """The evaluator the options ask for. Raises OSError/ValueError with a message that names
     the weight file when it cannot be loaded."""
@@ -290,6 +281,7 @@ def main(argv=None):
     args = resolve_player(parser.parse_args(argv))
     if (args.symmetries or 1) > 1 and args.search != "1ply":
         parser.error("--symmetries is for the 1-ply player (--search 1ply)")
+    from engine.gtp.protocol import configure_logging
     try:
         configure_logging(args.log_level, args.log_file)
     except OSError as error:

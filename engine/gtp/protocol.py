@@ -429,6 +429,16 @@ class GtpEngineBase:
         return ""
 
 
+def configure_logging(level, log_file):
+    """Every log line to stderr, or to log_file: stdout carries protocol bytes only."""
+    handler = logging.FileHandler(log_file, encoding="utf-8") if log_file else \
+        logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
 def run_stdio(engine):
     """Serve GTP on the process's stdin/stdout. Anything else that would write to stdout (a stray
     print, a C library) is sent to stderr instead: the protocol keeps a private copy of fd 1."""
