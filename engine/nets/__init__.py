@@ -3,7 +3,8 @@
 network (softseg.pyx), weight files with their metadata (weights.py), and the evaluator
 interface the players, the search and the trainer use, with an evaluator for each network, the
 symmetric average and a trivial one for tests (evaluator.py). The move-prediction (policy)
-network: its raw position records (policy_inputs.pyx), its feature sets (policy_features.py) and
-the net itself (policy.py).
+network: its raw position records (policy_inputs.pyx), its feature sets (policy_features.py),
+the net itself (policy.py), and the predictor that gives a game position's move probabilities
+at play (predictor.py).
 
 May import: engine.rules."""
