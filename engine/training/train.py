@@ -76,7 +76,8 @@ def build_parser(prog="kosumi-train"):
     defaults = TrainSettings()
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="TD self-play training of kosumi's Internal Symmetry Network. "
+        description="TD self-play training of kosumi's value nets (the Internal Symmetry Network, "
+                    "NeuroGo 3's soft-segmentation net). "
                     "`kosumi-train plot RUN_DIR` draws the training curves; the other "
                     "commands: kosumi-train {run,plot,eval,policy,csa} --help.",
         epilog="example: kosumi-train --run-dir runs/9x9 --games 100000 --eval-every 5000")
