@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.nets.policy_features import feature_set as policy_feature_set
 from engine.nets.weights import (FORMAT_NAME, FORMAT_VERSION, WeightFileError, _decode_metadata,
-                                 read_npz)
+                                 _validate_params, read_npz)
 
 ARCHITECTURE_NAME = "policy"
 KINDS = ("sn2008", "conv")
@@ -306,12 +306,6 @@ def load_policy(path):
         raise WeightFileError(path, f"tensor list {architecture.get('tensors')!r} does not match the "
                                     f"architecture's {recorded!r}")
     params = arrays["params"]
-    if params.dtype != np.float32 or params.shape != (net.num_params,):
-        raise WeightFileError(path, f"params should be float32 of shape ({net.num_params},), got "
-                                    f"{params.dtype} shape {params.shape}")
-    if hashlib.sha256(params.tobytes()).hexdigest() != metadata["params_sha256"]:
-        raise WeightFileError(path, "params do not match their recorded checksum (corrupt or altered)")
-    if not np.all(np.isfinite(params)):
-        raise WeightFileError(path, "params contain NaN or infinity")
+    _validate_params(path, params, metadata, net, dtype=np.float32)
     net.set_flat_params(params)
     return net, metadata

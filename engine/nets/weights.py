@@ -320,10 +320,13 @@ def _softseg_from_metadata(path, metadata):
     return network
 
 
-def _validate_params(path, params, metadata, network):
-    if params.dtype != np.float64 or params.shape != (network.num_params,):
-        raise WeightFileError(path, f"params should be float64 of shape ({network.num_params},), "
-                                    f"got {params.dtype} shape {params.shape}")
+def _validate_params(path, params, metadata, network, dtype=np.float64):
+    """The flat params of a file fit network (its num_params, of dtype: the value nets store
+    float64, the policy net float32), match their checksum and are finite; WeightFileError
+    naming the file otherwise."""
+    if params.dtype != dtype or params.shape != (network.num_params,):
+        raise WeightFileError(path, f"params should be {np.dtype(dtype).name} of shape "
+                                    f"({network.num_params},), got {params.dtype} shape {params.shape}")
     if hashlib.sha256(params.tobytes()).hexdigest() != metadata["params_sha256"]:
         raise WeightFileError(path, "params do not match their recorded checksum (corrupt or altered)")
     if not np.all(np.isfinite(params)):
