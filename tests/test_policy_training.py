@@ -10,7 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from engine.nets.policy import load_policy
+from engine.nets.policy import PolicyNet, load_policy
 from engine.nets.predictor import MovePredictor
 from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules
@@ -177,6 +177,27 @@ def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
             run.train([tmp_path / "data"], backend_name=backend, progress=False)
             runs.append(load_policy(tmp_path / f"{kind}-{backend}" / "weights.npz")[0].flat_params())
         np.testing.assert_allclose(runs[0], runs[1], rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    settings = small_settings(kind="conv", feature_set="", steps=1)
+    runs = []
+    for precision in ("fp32", "bf16"):
+        run = PolicyRun.create(tmp_path / precision, settings)
+        run.train([tmp_path / "data"], backend_name="torch", progress=False, precision=precision)
+        runs.append(load_policy(tmp_path / precision / "weights.npz")[0].flat_params())
+    start = PolicyNet(settings.architecture(), "rich", seed=settings.seed).flat_params()
+    # bfloat16 keeps 8 bits of mantissa: a step in nearly the same direction, not the same step
+    step32, step16 = runs[0] - start, runs[1] - start
+    cosine = step32 @ step16 / (np.linalg.norm(step32) * np.linalg.norm(step16))
+    assert 0.99 < cosine < 1 - 1e-7
+    assert 0.8 < np.linalg.norm(step16) / np.linalg.norm(step32) < 1.25
+    with pytest.raises(ValueError, match="only the torch backend"):
+        PolicyRun.create(tmp_path / "numpy", settings).train(
+            [tmp_path / "data"], backend_name="numpy", progress=False, precision="bf16")
 
 
 def test_policy_eval_on_a_fixed_set(tmp_path, capsys):

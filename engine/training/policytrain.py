@@ -158,15 +158,25 @@ class NumpyBackend:
             self.velocity[name] = arrays[f"velocity/{name}"].astype(np.float32)
 
 
+PRECISIONS = ("fp32", "bf16")
+
+
 class TorchBackend:
-    """The same net and SGD in PyTorch, on the CPU."""
+    """The same net and SGD in PyTorch, on the CPU.
+
+    precision "bf16" runs the training step's convolutions in bfloat16 under autocast (the
+    weights, their momentum and the loss stay float32): CPUs with AVX-512 BF16 take these steps
+    much faster. Evaluation stays float32, so held-out numbers do not depend on it."""
     name = "torch"
 
-    def __init__(self, net, settings, threads=None):
+    def __init__(self, net, settings, threads=None, precision="fp32"):
         import torch
         self.torch = torch
         if threads:
             torch.set_num_threads(threads)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+        self.precision = precision
         self.net, self.settings = net, settings
         self.params = {name: torch.nn.Parameter(torch.from_numpy(value.copy()))
                        for name, value in net.params.items()}
@@ -203,7 +213,12 @@ class TorchBackend:
         torch = self.torch
         for group in self.optimizer.param_groups:
             group["lr"] = rate
-        logits = self._forward(planes)
+        if self.precision == "bf16":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits = self._forward(planes)
+            logits = logits.float()
+        else:
+            logits = self._forward(planes)
         target = torch.from_numpy(moves)
         loss = torch.nn.functional.cross_entropy(logits, target)
         self.optimizer.zero_grad()
@@ -240,14 +255,16 @@ def torch_available():
     return True
 
 
-def make_backend(name, net, settings, threads=None):
+def make_backend(name, net, settings, threads=None, precision="fp32"):
     if name == "auto":
         name = "torch" if torch_available() else "numpy"
     if name == "torch":
         if not torch_available():
             raise ValueError("backend torch: PyTorch is not installed (pip install -e '.[train]')")
-        return TorchBackend(net, settings, threads)
+        return TorchBackend(net, settings, threads, precision)
     if name == "numpy":
+        if precision != "fp32":
+            raise ValueError(f"precision {precision}: only the torch backend has it")
         return NumpyBackend(net, settings)
     raise ValueError(f"unknown backend {name!r}: choose auto, torch or numpy")
 
@@ -369,12 +386,13 @@ class PolicyRun:
         os.replace(temporary, self.run_dir / STATE)
 
     def train(self, data_dirs, eval_dirs=(), backend_name="auto", threads=None, log_every=100,
-              checkpoint_every=1000, eval_every=2000, eval_positions=10_000, stop=None, progress=True):
+              checkpoint_every=1000, eval_every=2000, eval_positions=10_000, stop=None, progress=True,
+              precision="fp32"):
         """Trains until settings.steps updates (or a stop request); checkpoints on the way out."""
         dataset = PolicyDataset(data_dirs)
         held_out = PolicyDataset(eval_dirs) if eval_dirs else None
         eval_indices = evaluation_indices(held_out, eval_positions) if held_out else None
-        backend = make_backend(backend_name, self.net, self.settings, threads)
+        backend = make_backend(backend_name, self.net, self.settings, threads, precision)
         if self.optimizer_state is not None:
             backend.load_state(self.optimizer_state)
         games = sum(read_games(directory) for directory in data_dirs)
