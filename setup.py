@@ -5,12 +5,15 @@ from setuptools import Extension, setup
 
 CYTHON_MODULES = [
     "engine.rules.board",
-    "engine.nets.features",
+    "engine.tactics.ladder",
+    "engine.tactics.selfatari",
+    "engine.tactics.nakade",
+    "engine.nets.features",       # cimports ladder
     "engine.nets.network",        # cimports features
     "engine.nets.softseg",        # cimports features
     "engine.nets.policy_inputs",  # cimports features
-    "engine.search.playout",
-    "engine.search.tree",         # cimports playout
+    "engine.search.playout",      # cimports ladder, selfatari, nakade
+    "engine.search.tree",         # cimports playout, selfatari
 ]
 
 extensions = [

@@ -4,7 +4,8 @@ The subpackages, bottom to top; a module imports only from its own subpackage an
 below it (tests/test_layout.py keeps it so; docs/ARCHITECTURE.md has one line per module and the
 reading order):
 
-    rules      the board, the game and its rules, coordinates, Benson, the ladder reader
+    rules      the board, the game and its rules, coordinates, Benson
+    tactics    local reading on the board: the ladder reader, self-atari, nakade
     nets       input features, the networks (ISN, soft segmentation, move prediction), weight
                files, the evaluator
     search     Monte-Carlo tree search and its playout policy

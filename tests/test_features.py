@@ -1,16 +1,16 @@
 """Input features (engine/nets/features.pyx): the registry, every NeuroGo feature on an ASCII diagram,
-the C ladder reader against engine.rules.game's, symmetry, the side-to-move frame, incremental successor
+the blocks' ladders against the ladder oracle, symmetry, the side-to-move frame, incremental successor
 features (ladders far from the move included), and the neurogo network built on them."""
 import numpy as np
 import pytest
 
+import ladder_oracle
 from conftest import (LADDER, board_from_grid, board_grid, load_board, symmetries, vertex,
                       with_stones)
 from engine.rules.board import BLACK, EMPTY, NO_LOC, WHITE, Board
 from engine.rules.coords import format_vertex
 from engine.nets import features as F
 from engine.nets import network as isn
-from engine.rules.game import ladder_captured as reference_ladder
 from engine.nets.weights import new_network
 
 
@@ -276,23 +276,28 @@ def test_feature_values_are_refused_for_the_recurrence_feature():
         F.feature_planes(Board(5), 3, "eye_own")
 
 
-# ------------------------------------------------------------------------------- ladders in C
+# ------------------------------------------------------------------------------- ladders
 
-def test_c_ladder_reader_agrees_with_the_reference_reader():
+def test_block_ladder_slots_are_the_ladder_oracles_reading():
+    """The features read ladders with engine/tactics/ladder.pyx (reusing the attacker-first
+    result for the defender-first read of a two-liberty block); the oracle is tests/ladder_oracle.py
+    (positions with a ko point are left out: the features ignore the root's ko by design)."""
     rng = np.random.default_rng(11)
-    reads = 0
-    for _ in range(60):
-        size = int(rng.choice([7, 9, 13]))    # 13x13: longer ladders, deeper escapes
+    captured = []
+    for _ in range(40):
+        size = int(rng.choice([7, 9, 13]))
         board, _ = random_board(size, int(rng.integers(10, size * size)), rng)
-        if board.ko_loc != NO_LOC:      # the feature reader ignores the root's ko by design
+        if board.ko_loc != NO_LOC:
             continue
+        slots = F.BoardFeatures().compute(board)
         for p in board.points():
             if board.get(p) != EMPTY and board.liberty_count(p) <= 2:
-                for attacker_first in (True, False):
-                    assert (F.ladder_captured(board, p, attacker_first)
-                            == reference_ladder(board, p, attacker_first))
-                    reads += 1
-    assert reads > 200
+                for attacker_first, slot in ((True, "ladder_attacker_first"),
+                                             (False, "ladder_defender_first")):
+                    expected = ladder_oracle.ladder_captured(board, p, attacker_first)
+                    assert (slots[p, F.SLOT[slot]] == 0) == expected
+                    captured.append(expected)
+    assert len(captured) > 200 and any(captured) and not all(captured)
 
 
 # ------------------------------------------------------------------------------- invariances
@@ -388,10 +393,10 @@ def test_one_ply_feature_work_refuses_illegal_moves_and_leaves_the_board_whole()
     board, colour = random_board(9, 40, rng)
     computer = F.BoardFeatures()
     before = (board.hash, str(board), board.move_count, board.legal_moves(colour))
-    reads = computer.reads_made
+    reads = computer.ladders.reads_made
     computer.one_ply(board, colour, board.legal_moves(colour))
     board.check_consistency()
-    assert computer.reads_made > reads
+    assert computer.ladders.reads_made > reads
     assert before == (board.hash, str(board), board.move_count, board.legal_moves(colour))
     occupied = next(p for p in range(board.stride ** 2) if board.get(p) in (BLACK, WHITE))
     with pytest.raises(ValueError, match="illegal"):

@@ -15,12 +15,13 @@ REPO = ENGINE.parent
 ALLOWED = {
     "tools": {"rules", "scoring"},   # match.py scores finished games with CSA* when no referee is given
     "rules": set(),
-    "nets": {"rules"},
-    "search": {"rules", "nets"},
-    "scoring": {"rules", "nets", "search"},
-    "play": {"rules", "nets", "search", "scoring"},
-    "training": {"rules", "nets", "search", "scoring", "play", "tools"},
-    "gtp": {"rules", "nets", "search", "scoring", "play", "tools"},
+    "tactics": {"rules"},
+    "nets": {"rules", "tactics"},
+    "search": {"rules", "tactics"},  # not nets: the playouts read ladders with engine/tactics
+    "scoring": {"rules", "tactics", "nets", "search"},
+    "play": {"rules", "tactics", "nets", "search", "scoring"},
+    "training": {"rules", "tactics", "nets", "search", "scoring", "play", "tools"},
+    "gtp": {"rules", "tactics", "nets", "search", "scoring", "play", "tools"},
 }
 # engine/train.py and engine/match.py: `python -m engine.train` / `engine.match`, kept as entry points
 TOP_LEVEL_ENTRY_POINTS = {"train.py": {"training"}, "match.py": {"tools"}}

@@ -10,9 +10,10 @@ from engine.nets.evaluator import UniformEvaluator
 from engine.play.search_player import SearchPlayer
 from engine.rules.board import BLACK, NO_LOC, PASS, WHITE, Board
 from engine.rules.coords import format_vertex, parse_vertex
-from engine.rules.game import GameState, Rules, ladder_captured
+from engine.rules.game import GameState, Rules
 from engine.search import patterns, playout
 from engine.search.tree import TreeSearch
+from engine.tactics.ladder import ladder_captured
 
 
 def point(board, vertex):

@@ -7,4 +7,4 @@ network: its raw position records (policy_inputs.pyx), its feature sets (policy_
 the net itself (policy.py), and the predictor that gives a game position's move probabilities
 at play (predictor.py).
 
-May import: engine.rules."""
+May import: engine.rules, engine.tactics (the features' ladders)."""

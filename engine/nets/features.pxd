@@ -9,16 +9,14 @@
 # Incremental use (the 1-ply hot path): compute(board, True) on the position before the moves,
 # then for each successor play the move on the board, successor(board, move) (fills the overlay:
 # the cells whose slots differ or may differ, with their successor values), read them, undo the
-# move. The base values are never modified by successor(). Ladder searches remember, in the base,
-# every point whose change could change their result (their footprint: the points they read,
-# less the liberties of chains that have three or more, see footprint_reader_chain(), and of the
-# defender's chains next to an escape seen with four or more, see footprint_reader_area()), so a
-# successor re-reads exactly the ladders whose footprint holds a point the move changed: ladder
+# move. The base values are never modified by successor(). Ladder reads (engine/tactics/ladder.pyx)
+# record, in the base, their footprints: every point whose change could change their result, so
+# a successor re-reads exactly the ladders whose footprint holds a point the move changed: ladder
 # status can change far from the move.
 
-from libc.string cimport memset
 from engine.rules.board cimport Board
 from engine.rules.types cimport MAX_LOCS
+from engine.tactics.ladder cimport LadderReader
 
 cdef enum:
     NO_VALUE = -1
@@ -48,11 +46,6 @@ cdef enum:
     NEED_BLOCKS = 16             # PON, block liberties and stones
     NEED_BLOCK_LADDERS = 32      # a block captured in a ladder, either side first
     NEED_ALL = 63
-
-cdef enum:
-    MAX_LADDER_DEPTH = 100       # as engine.rules.game.ladder_captured
-    MAX_LADDER_NODES = 5000
-    MAX_ESCAPES = 64             # escape moves of one ladder node (liberties + ataried attackers)
 
 
 cdef class BoardFeatures:
@@ -99,28 +92,11 @@ cdef class BoardFeatures:
     cdef unsigned int scratch_epoch
     # base ladder results per chain head (bit 0 attacker first, bit 1 defender first)
     cdef signed char base_block_ladder[MAX_LOCS]
-    # the ladder reader
-    cdef int ladder_stone, ladder_defender, ladder_attacker, ladder_nodes
-    cdef bint ladder_exhausted
-    cdef int known_attacker_result           # -1, or the block's attacker-first result (reused by
-                                             # the defender-first read of a two-liberty block)
-    cdef int known_liberties                 # -1, or how many of ladder_libs the next
-                                             # attacker_captures() takes as its block's
-    cdef int ladder_libs[MAX_LOCS]
-    cdef unsigned int escape_mark[MAX_LOCS]  # surely_escapes()'s liberty marks
-    cdef unsigned int escape_epoch
-    cdef bint escape_wide                    # surely_escapes() counted four or more (recording)
-    cdef unsigned int walk_mark[MAX_LOCS]    # walk_ladder_block()'s marks
-    cdef unsigned int walk_epoch
-    cdef readonly long long reads_made, nodes_visited   # statistics (benchmarks, tests)
-    # footprints of the base position's ladder reads: per point a linked list of query ids
-    cdef bint recording                      # inside a base ladder query: record its footprint
+    cdef readonly LadderReader ladders       # the ladder reads (and their footprints)
+    # the footprints of the base position's ladder reads, indexed: per point a linked list of
+    # query ids
     cdef bint record_queries                 # compute_all(record=True) is running
     cdef bint in_base                        # compute_all is running (else successor)
-    cdef unsigned int footprint_mark[MAX_LOCS]
-    cdef unsigned int footprint_epoch
-    cdef int *footprint
-    cdef int footprint_len, footprint_cap
     cdef int first_entry[MAX_LOCS]
     cdef int *entry_query
     cdef int *entry_next
@@ -144,32 +120,6 @@ cdef class BoardFeatures:
     cdef void point_links(self, Board board, int p, signed char *slots) noexcept nogil
     cdef void block_values(self, Board board, int head, bint reuse_ladders,
                            signed char *slots) noexcept nogil
-    cdef inline unsigned int new_walk_epoch(self) noexcept nogil:
-        # A fresh mark for walk_mark (a wrapped counter clears the marks first); inline from here
-        # because the ladder reader takes one per block walk.
-        self.walk_epoch += 1
-        if self.walk_epoch == 0:
-            memset(self.walk_mark, 0, sizeof(self.walk_mark))
-            self.walk_epoch = 1
-        return self.walk_epoch
-
-    cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
-                               int *num_heads) noexcept nogil
-    cdef bint extends_block_alone(self, Board board, int x) noexcept nogil
-    cdef int extended_liberties(self, Board board, int x, const int *before,
-                                int num_before) noexcept nogil
-    cdef bint attacker_captures(self, Board board, int depth) noexcept nogil
-    cdef bint defender_loses(self, Board board, int depth) noexcept nogil
-    cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil
-    cdef bint surely_escapes(self, Board board, int x, int filled, const int *ladder_libs,
-                             int num_ladder_libs) noexcept nogil
-    cdef bint count_escaped_nodes(self, int count) noexcept nogil
-    cdef void footprint_point(self, int p) noexcept nogil
-    cdef void footprint_chain(self, Board board, int p) noexcept nogil
-    cdef void footprint_area(self, Board board, int p) noexcept nogil
-    cdef void footprint_reader_chain(self, Board board, int p) noexcept nogil
-    cdef void footprint_reader_area(self, Board board, int p, int whole_colour,
-                                    bint whole_liberties) noexcept nogil
     cdef void begin_query(self) noexcept nogil
     cdef void end_query(self, int query_point) noexcept nogil
     cdef signed char *overlay_cell(self, int p) noexcept nogil

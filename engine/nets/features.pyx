@@ -4,8 +4,8 @@ preprocessed board features (Enzenberger 2003, Table 1) computed in C, increment
 
 Reading order: FEATURES and FEATURE_SET_SPECS (what exists, with plane counts and versions),
 feature_planes() (the Python view of one feature, used by the tests), then BoardFeatures:
-compute_all() (every point of a position), successor() (what one move changes), and the ladder
-reader (read_ladder(), attacker_captures(), defender_loses()) with its footprints.
+compute_all() (every point of a position), successor() (what one move changes), and how the
+ladder reads' footprints (engine/tactics/ladder.pyx) are indexed for successor().
 
 Colours. The slots are computed in real colours; a feature set presents them in the frame where
 the side to move is Black (as NeuroGo does, and as engine/nets/network.pyx presents the stones), so
@@ -16,11 +16,10 @@ position's features depend on the previous move.
 The definitions (documented choices where Table 1 leaves room):
 - liberties if played: true liberties of the block after the move, captures included; 0 when the
   move is suicide.
-- ladders: engine.rules.game.ladder_captured's reader (attacker plays ataris at the liberties, defender
-  extends or captures an attacking block in atari; up to 100 moves and 5000 nodes, unresolved
-  counts as escaped), written in C here; "if playing here" plays the stone, then lets the opponent
-  attack first. The C reader sees an escape to three or more liberties without playing it
-  (surely_escapes()), with the same results and the same node budget as the reference.
+- ladders: the ladder reader of engine/tactics/ladder.pyx (attacker plays ataris at the
+  liberties, defender extends or captures an attacking block in atari; up to 100 moves and 5000
+  nodes, unresolved counts as escaped), with the ko point cleared; "if playing here" plays the
+  stone, then lets the opponent attack first.
 - single-point eye: the board's eye rule (Board.is_eye: every neighbour the colour's stone or the
   edge; at most one opposing diagonal inside, none on the edge).
 - moves needed for an eye: the empty neighbours the colour must fill, when no opposing stone is a
@@ -251,15 +250,12 @@ cdef class BoardFeatures:
         self.size = 0
         self.epoch = 0
         self.scratch_epoch = 0
-        self.footprint_epoch = 0
-        self.footprint_cap = 1024
         self.entries_cap = 4096
         self.queries_cap = 256
-        self.footprint = <int *> malloc(self.footprint_cap * sizeof(int))
         self.entry_query = <int *> malloc(self.entries_cap * sizeof(int))
         self.entry_next = <int *> malloc(self.entries_cap * sizeof(int))
         self.query_point = <int *> malloc(self.queries_cap * sizeof(int))
-        if (self.footprint == NULL or self.entry_query == NULL or self.entry_next == NULL
+        if (self.entry_query == NULL or self.entry_next == NULL
                 or self.query_point == NULL):
             raise MemoryError()
         memset(self.overlay_mark, 0, sizeof(self.overlay_mark))
@@ -270,14 +266,8 @@ cdef class BoardFeatures:
         memset(self.pattern_mark, 0, sizeof(self.pattern_mark))
         memset(self.link_mark, 0, sizeof(self.link_mark))
         memset(self.scratch_mark, 0, sizeof(self.scratch_mark))
-        memset(self.footprint_mark, 0, sizeof(self.footprint_mark))
-        memset(self.escape_mark, 0, sizeof(self.escape_mark))
-        self.escape_epoch = 0
-        memset(self.walk_mark, 0, sizeof(self.walk_mark))
-        self.walk_epoch = 0
         self.num_entries = self.num_queries = self.num_overlay = 0
-        self.known_attacker_result = -1
-        self.known_liberties = -1
+        self.ladders = LadderReader()
         cdef int p
         for p in range(MAX_LOCS):
             self.first_entry[p] = -1
@@ -299,7 +289,6 @@ cdef class BoardFeatures:
             self.diamond_dy[k] = dy
 
     def __dealloc__(self):
-        free(self.footprint)
         free(self.entry_query)
         free(self.entry_next)
         free(self.query_point)
@@ -310,6 +299,7 @@ cdef class BoardFeatures:
         self.size = size
         self.stride = size + 2
         self.num_locs = self.stride * self.stride
+        self.ladders.prepare(size)
         self.neighbour[0] = 1
         self.neighbour[1] = -1
         self.neighbour[2] = self.stride
@@ -335,100 +325,18 @@ cdef class BoardFeatures:
             return -1
         return row * self.stride + col
 
-    # ------------------------------------------------------------------ footprints
-
-    cdef void footprint_point(self, int p) noexcept nogil:
-        cdef int *bigger
-        if self.footprint_mark[p] == self.footprint_epoch:
-            return
-        self.footprint_mark[p] = self.footprint_epoch
-        if self.footprint_len == self.footprint_cap:
-            bigger = <int *> realloc(self.footprint, 2 * self.footprint_cap * sizeof(int))
-            if bigger == NULL:
-                abort()      # a lost footprint would silently give wrong successor features
-            self.footprint = bigger
-            self.footprint_cap *= 2
-        self.footprint[self.footprint_len] = p
-        self.footprint_len += 1
-
-    cdef void footprint_chain(self, Board board, int p) noexcept nogil:
-        """A chain's stones and their neighbours: all that its liberties depend on."""
-        cdef int head = board.chain_head[p], q = head, i, r
-        while True:
-            self.footprint_point(q)
-            for i in range(4):
-                r = q + self.neighbour[i]
-                if board.colour[r] != C_WALL:
-                    self.footprint_point(r)
-            q = board.next_in_chain[q]
-            if q == head:
-                break
-
-    cdef void footprint_area(self, Board board, int p) noexcept nogil:
-        """What playing (or testing the legality of) a stone at p reads."""
-        cdef int i, q, c
-        self.footprint_point(p)
-        for i in range(4):
-            q = p + self.neighbour[i]
-            c = board.colour[q]
-            if c == C_EMPTY:
-                self.footprint_point(q)
-            elif c == C_BLACK or c == C_WHITE:
-                self.footprint_chain(board, q)
-
-    cdef void footprint_reader_chain(self, Board board, int p) noexcept nogil:
-        """What the ladder reader reads of the chain at p, next to its block or to a move: the
-        stone, and the chain's stones and neighbours only when it has at most two liberties. A
-        chain with three or more liberties stays out of atari after any single move elsewhere
-        (a move fills one liberty; captures and merges only add), so its being out of atari, all
-        the reader asks of it, holds in every successor whose move is not already a recorded
-        point; and its stones then matter only through the reader's own later footprints."""
-        self.footprint_point(p)
-        if board.chain_liberty_count(p) <= 2:
-            self.footprint_chain(board, p)
-
-    cdef void footprint_reader_area(self, Board board, int p, int whole_colour,
-                                    bint whole_liberties) noexcept nogil:
-        """footprint_area() for a move the ladder reader tries (see footprint_reader_chain):
-        adjacent chains of whole_colour (surely_escapes() counts their liberties) whole, or
-        without their liberties when whole_liberties is False: when surely_escapes() counted four
-        or more, one move on any of them still leaves three (a stone fills one point, captures
-        only add liberties), so its answer, and the escape's legality, cannot change; their
-        stones stay, a capture of them being the one change that is not a stone placed."""
-        cdef int i, q, c, head
-        self.footprint_point(p)
-        for i in range(4):
-            q = p + self.neighbour[i]
-            c = board.colour[q]
-            if c == C_EMPTY:
-                self.footprint_point(q)
-            elif c == whole_colour:
-                if whole_liberties:
-                    self.footprint_chain(board, q)
-                else:
-                    head = board.chain_head[q]
-                    q = head
-                    while True:
-                        self.footprint_point(q)
-                        q = board.next_in_chain[q]
-                        if q == head:
-                            break
-            elif c == C_BLACK or c == C_WHITE:
-                self.footprint_reader_chain(board, q)
+    # ------------------------------------------------------------------ ladder footprints
 
     cdef void begin_query(self) noexcept nogil:
-        self.recording = True
-        self.footprint_len = 0
-        self.footprint_epoch += 1
-        if self.footprint_epoch == 0:
-            memset(self.footprint_mark, 0, sizeof(self.footprint_mark))
-            self.footprint_epoch = 1
+        """A query starts: the ladder reads from here on record their footprint."""
+        self.ladders.begin_footprint()
+        self.ladders.recording = True
 
     cdef void end_query(self, int query_point) noexcept nogil:
         """Index the query's footprint: every point it read now names the query."""
         cdef int i, p, query = self.num_queries
         cdef int *bigger
-        self.recording = False
+        self.ladders.recording = False
         if self.num_queries == self.queries_cap:
             bigger = <int *> realloc(self.query_point, 2 * self.queries_cap * sizeof(int))
             if bigger == NULL:
@@ -437,7 +345,7 @@ cdef class BoardFeatures:
             self.queries_cap *= 2
         self.query_point[query] = query_point
         self.num_queries += 1
-        for i in range(self.footprint_len):
+        for i in range(self.ladders.footprint_len):
             if self.num_entries == self.entries_cap:
                 bigger = <int *> realloc(self.entry_query, 2 * self.entries_cap * sizeof(int))
                 if bigger == NULL:
@@ -448,320 +356,11 @@ cdef class BoardFeatures:
                     abort()
                 self.entry_next = bigger
                 self.entries_cap *= 2
-            p = self.footprint[i]
+            p = self.ladders.footprint[i]
             self.entry_query[self.num_entries] = query
             self.entry_next[self.num_entries] = self.first_entry[p]
             self.first_entry[p] = self.num_entries
             self.num_entries += 1
-
-    # ------------------------------------------------------------------ the ladder reader
-
-    cdef bint read_ladder(self, Board board, int stone, bint attacker_first) noexcept nogil:
-        """Whether the block at stone is captured in a ladder (engine.rules.game.ladder_captured's
-        reading, ko at the root ignored by the caller). Plays and undoes on board."""
-        cdef bint result, was_recording = board.recording, was_reading = board.reading
-        self.ladder_stone = stone
-        self.ladder_defender = board.colour[stone]
-        self.ladder_attacker = 3 - self.ladder_defender
-        self.ladder_nodes = 0
-        self.ladder_exhausted = False
-        self.reads_made += 1
-        board.recording = True
-        board.reading = True          # every move is undone: no empty list, hash or counts
-        if attacker_first:
-            result = self.attacker_captures(board, 0)
-        else:
-            result = self.defender_loses(board, 0)
-        board.recording = was_recording
-        board.reading = was_reading
-        self.nodes_visited += self.ladder_nodes
-        return result and not self.ladder_exhausted
-
-    cdef bint surely_escapes(self, Board board, int x, int filled, const int *ladder_libs,
-                             int num_ladder_libs) noexcept nogil:
-        """Whether the ladder's block, after its defender plays at the empty point x (with filled,
-        when >= 0, taken as an attacker's stone), surely has three or more liberties: a lower
-        bound that leaves out what captures would add, so True is exact and False means "play it
-        out". False when x does not join the ladder's block (a capture elsewhere).
-        ladder_libs[0..num_ladder_libs): the block's liberties, known to the caller, so the
-        block itself (often long) is not walked.
-        It reads x's area, with the defender's chains there whole. Saves the play and undo of the
-        escapes that end a ladder, which are most of a ladder read's moves.
-        While recording a footprint it counts on to four: escape_wide tells the footprint
-        whether the answer survives any one move (footprint_reader_area)."""
-        cdef int i, j, r, t, q, head, count = 0, num_heads = 0
-        cdef int ladder_head = board.chain_head[self.ladder_stone]
-        cdef int heads[4]
-        cdef bint seen, joins = False
-        cdef unsigned int epoch
-        cdef int enough = 4 if self.recording else 3
-        self.escape_wide = False
-        for i in range(4):
-            r = x + self.neighbour[i]
-            if board.colour[r] == self.ladder_defender and board.chain_head[r] == ladder_head:
-                joins = True
-        if not joins:
-            return False
-        self.escape_epoch += 1
-        if self.escape_epoch == 0:
-            memset(self.escape_mark, 0, sizeof(self.escape_mark))
-            self.escape_epoch = 1
-        epoch = self.escape_epoch
-        self.escape_mark[x] = epoch
-        if filled >= 0:
-            self.escape_mark[filled] = epoch
-        for i in range(num_ladder_libs):
-            if self.escape_mark[ladder_libs[i]] != epoch:
-                self.escape_mark[ladder_libs[i]] = epoch
-                count += 1
-        for i in range(4):
-            r = x + self.neighbour[i]
-            if board.colour[r] == C_EMPTY and self.escape_mark[r] != epoch:
-                self.escape_mark[r] = epoch
-                count += 1
-        if count >= enough:
-            self.escape_wide = count >= 4
-            return True
-        for i in range(4):
-            r = x + self.neighbour[i]
-            if board.colour[r] != self.ladder_defender:
-                continue
-            head = board.chain_head[r]
-            seen = head == ladder_head
-            for j in range(num_heads):
-                if heads[j] == head:
-                    seen = True
-                    break
-            if seen:
-                continue
-            heads[num_heads] = head
-            num_heads += 1
-            q = head
-            while True:
-                for j in range(4):
-                    t = q + self.neighbour[j]
-                    if board.colour[t] == C_EMPTY and self.escape_mark[t] != epoch:
-                        self.escape_mark[t] = epoch
-                        count += 1
-                        if count >= enough:
-                            self.escape_wide = count >= 4
-                            return True
-                q = board.next_in_chain[q]
-                if q == head:
-                    break
-        return count >= 3
-
-    cdef bint count_escaped_nodes(self, int count) noexcept nogil:
-        """Count the nodes the played-out reading would have visited for an escape seen by
-        surely_escapes(), so the node budget runs out exactly where it would (False then)."""
-        self.ladder_nodes += count
-        if self.ladder_nodes > MAX_LADDER_NODES:
-            self.ladder_exhausted = True
-            return False
-        return True
-
-    cdef int walk_ladder_block(self, Board board, int *heads, int *stones,
-                               int *num_heads) noexcept nogil:
-        """The ladder block's liberties into ladder_libs (in Board.chain_liberties_into's order),
-        returning their number; with heads, also the adjacent attacking chains in the order the
-        walk meets them, at most MAX_ESCAPES: their heads, the first stone met of each into
-        stones, their number into num_heads. One walk of the block serves both."""
-        cdef int head = board.chain_head[self.ladder_stone], q = head, r, c, k, i
-        cdef int n = 0, found = 0, attacker = self.ladder_attacker
-        cdef unsigned int epoch
-        epoch = self.new_walk_epoch()
-        while True:
-            for i in range(4):
-                r = q + self.neighbour[i]
-                c = board.colour[r]
-                if c == C_EMPTY:
-                    if self.walk_mark[r] != epoch:      # liberties and heads never share a point
-                        self.walk_mark[r] = epoch
-                        self.ladder_libs[n] = r
-                        n += 1
-                elif c == attacker and heads != NULL:
-                    k = board.chain_head[r]
-                    if self.walk_mark[k] != epoch and found < MAX_ESCAPES:
-                        self.walk_mark[k] = epoch
-                        heads[found] = k
-                        stones[found] = r
-                        found += 1
-            q = board.next_in_chain[q]
-            if q == head:
-                break
-        if heads != NULL:
-            num_heads[0] = found
-        return n
-
-    cdef bint extends_block_alone(self, Board board, int x) noexcept nogil:
-        """Whether the defender playing at x joins no chain but the ladder's block and captures
-        nothing (then extended_liberties() gives the block's liberties after it)."""
-        cdef int i, r, head = board.chain_head[self.ladder_stone]
-        cdef bint joins = False
-        for i in range(4):
-            r = x + self.neighbour[i]
-            if board.colour[r] == self.ladder_defender:
-                if board.chain_head[r] != head:
-                    return False
-                joins = True
-            elif board.colour[r] == self.ladder_attacker and board.in_atari(board.chain_head[r]):
-                return False
-        return joins
-
-    cdef int extended_liberties(self, Board board, int x, const int *before,
-                                int num_before) noexcept nogil:
-        """The block's liberties into ladder_libs, in walk_ladder_block()'s order, after the
-        defender extended at x (extends_block_alone()), from before[0..num_before), the block's
-        liberties in that order before the move: without the walk of a long block. The board
-        spliced x into the block's ring right after the head, so the walk meets the head's
-        liberties first, then x's, then the others in their old order."""
-        cdef int head = board.chain_head[self.ladder_stone], n = 0, i, r
-        cdef unsigned int epoch
-        epoch = self.new_walk_epoch()
-        for i in range(4):
-            r = head + self.neighbour[i]
-            if board.colour[r] == C_EMPTY and self.walk_mark[r] != epoch:
-                self.walk_mark[r] = epoch
-                self.ladder_libs[n] = r
-                n += 1
-        for i in range(4):
-            r = x + self.neighbour[i]
-            if board.colour[r] == C_EMPTY and self.walk_mark[r] != epoch:
-                self.walk_mark[r] = epoch
-                self.ladder_libs[n] = r
-                n += 1
-        for i in range(num_before):
-            r = before[i]
-            if r != x and self.walk_mark[r] != epoch:
-                self.walk_mark[r] = epoch
-                self.ladder_libs[n] = r
-                n += 1
-        return n
-
-    cdef bint attacker_captures(self, Board board, int depth) noexcept nogil:
-        cdef int n, i, j, q, lib, other
-        cdef int libs[2]
-        cdef bint captured, captures_nothing, sure
-        n = self.known_liberties      # ladder_libs, when the caller knows them, else -1
-        self.known_liberties = -1
-        self.ladder_nodes += 1
-        if self.ladder_nodes > MAX_LADDER_NODES:
-            self.ladder_exhausted = True
-            return False
-        if self.recording:
-            self.footprint_chain(board, self.ladder_stone)
-        if n < 0:
-            n = self.walk_ladder_block(board, NULL, NULL, NULL)
-        if n == 1:
-            if self.recording:
-                self.footprint_reader_area(board, self.ladder_libs[0], C_EMPTY, True)
-            return board.is_legal_fast(self.ladder_libs[0], self.ladder_attacker)
-        if n > 2 or depth >= MAX_LADDER_DEPTH:
-            return False
-        libs[0] = self.ladder_libs[0]
-        libs[1] = self.ladder_libs[1]
-        for i in range(2):
-            lib = libs[i]
-            other = libs[1 - i]
-            if self.recording:
-                self.footprint_reader_area(board, lib, C_EMPTY, True)
-            if not board.is_legal_fast(lib, self.ladder_attacker):
-                continue
-            # An atari that captures nothing leaves the defender the other liberty alone (and
-            # no ko); when extending there surely gives three liberties, the defender's node
-            # ends at once (at its depth limit even before): nothing to play.
-            captures_nothing = True
-            for j in range(4):
-                q = lib + self.neighbour[j]
-                if board.colour[q] == self.ladder_defender and board.in_atari(board.chain_head[q]):
-                    captures_nothing = False
-                    break
-            if captures_nothing:
-                sure = self.surely_escapes(board, other, lib, libs, 2)
-                if self.recording:
-                    self.footprint_reader_area(board, other, self.ladder_defender,
-                                               not (sure and self.escape_wide))
-                if sure:
-                    if not self.count_escaped_nodes(1 if depth + 1 >= MAX_LADDER_DEPTH else 2):
-                        return False
-                    continue
-            board.play_move(lib, self.ladder_attacker, False)
-            captured = self.defender_loses(board, depth + 1)
-            board.undo_move()
-            if self.ladder_exhausted:
-                return False
-            if captured:
-                return True
-        return False
-
-    cdef bint defender_loses(self, Board board, int depth) noexcept nogil:
-        cdef int n, i, j, k, lib, num_moves, num_checked = 0
-        cdef int moves[MAX_ESCAPES]
-        cdef int checked[MAX_ESCAPES]           # adjacent attacking chains (heads), first seen first
-        cdef int checked_stone[MAX_ESCAPES]     # and the stone of each next to the block
-        cdef bint captured, known, sure, simple
-        self.ladder_nodes += 1
-        if self.ladder_nodes > MAX_LADDER_NODES:
-            self.ladder_exhausted = True
-            return False
-        if self.recording:
-            self.footprint_chain(board, self.ladder_stone)
-        n = self.walk_ladder_block(board, checked, checked_stone, &num_checked)
-        if n > 2 or depth >= MAX_LADDER_DEPTH:
-            return False
-        for i in range(n):
-            moves[i] = self.ladder_libs[i]
-        num_moves = n
-        if n == 2:
-            # The defender may play elsewhere: this is the attacker-first read of the same block
-            # at the root, which block_values() has just made.
-            if depth == 0 and self.known_attacker_result >= 0:
-                captured = self.known_attacker_result == 1
-            else:
-                self.known_liberties = n      # the same position: ladder_libs still holds them
-                captured = self.attacker_captures(board, depth)
-            if self.ladder_exhausted or not captured:
-                return False
-        # Escapes: the liberties, then the last liberty of every adjacent attacking block in atari
-        # (the blocks found by the walk above; the attacker-first read in between restored the
-        # board exactly).
-        for i in range(num_checked):
-            k = checked[i]
-            if self.recording:
-                self.footprint_reader_chain(board, checked_stone[i])
-            if board.in_atari(k):
-                lib = board.atari_liberty(k)
-                known = False
-                for j in range(num_moves):
-                    if moves[j] == lib:
-                        known = True
-                        break
-                if not known and num_moves < MAX_ESCAPES:
-                    moves[num_moves] = lib
-                    num_moves += 1
-        for i in range(num_moves):
-            if not board.is_legal_fast(moves[i], self.ladder_defender):
-                if self.recording:
-                    self.footprint_reader_area(board, moves[i], self.ladder_defender, True)
-                continue
-            sure = self.surely_escapes(board, moves[i], -1, moves, n)
-            if self.recording:
-                self.footprint_reader_area(board, moves[i], self.ladder_defender,
-                                           not (sure and self.escape_wide))
-            if sure:
-                self.count_escaped_nodes(1)     # the attacker's node sees three liberties
-                return False
-            simple = self.extends_block_alone(board, moves[i])
-            board.play_move(moves[i], self.ladder_defender, False)
-            if simple:
-                self.known_liberties = self.extended_liberties(board, moves[i], moves, n)
-            captured = self.attacker_captures(board, depth + 1)
-            board.undo_move()
-            if self.ladder_exhausted:
-                return False
-            if not captured:
-                return False
-        return True
 
     # ------------------------------------------------------------------ per point and block
 
@@ -804,8 +403,8 @@ cdef class BoardFeatures:
         cdef bint was_recording = board.recording, was_reading = board.reading, lone_atari
         if self.record_queries:
             self.begin_query()
-            self.footprint_area(board, p)
-            self.recording = False       # only ladder reads, below, add to the footprint
+            self.ladders.footprint_area(board, p)
+            self.ladders.recording = False   # only ladder reads, below, add to the footprint
         board.recording = True
         board.reading = True             # the moves tried here are undone (see Board.reading)
         for colour in range(C_BLACK, C_WHITE + 1):
@@ -828,10 +427,10 @@ cdef class BoardFeatures:
                     if board.colour[q] == opponent and board.in_atari(board.chain_head[q]):
                         atari = 0
                 if (self.needs & NEED_POINT_LADDERS) and n <= 2:
-                    self.recording = self.record_queries
-                    if self.read_ladder(board, p, True):
+                    self.ladders.recording = self.record_queries
+                    if self.ladders.read(board, p, True):
                         ladder = 0
-                    self.recording = False
+                    self.ladders.recording = False
                     searched += 1
                 board.undo_move()
             if self.needs & NEED_TACTICS:
@@ -842,7 +441,7 @@ cdef class BoardFeatures:
         board.reading = was_reading
         if self.record_queries and searched:
             self.end_query(-1 - p)
-        self.recording = False
+        self.ladders.recording = False
 
     cdef void point_patterns(self, Board board, int p, signed char *slots) noexcept nogil:
         """Eye, moves to an eye, and ponnuki at the empty point p, for each colour."""
@@ -945,12 +544,12 @@ cdef class BoardFeatures:
             elif n <= 2:
                 if self.record_queries:
                     self.begin_query()
-                if self.read_ladder(board, head, True):
+                if self.ladders.read(board, head, True):
                     bits |= 1
-                self.known_attacker_result = bits & 1
-                if self.read_ladder(board, head, False):
+                self.ladders.known_attacker_result = bits & 1
+                if self.ladders.read(board, head, False):
                     bits |= 2
-                self.known_attacker_result = -1
+                self.ladders.known_attacker_result = -1
                 if self.record_queries:
                     self.end_query(head)
             if self.in_base:
@@ -968,7 +567,7 @@ cdef class BoardFeatures:
             self._clear_marks()
         self.record_queries = record
         self.in_base = True
-        self.recording = False
+        self.ladders.recording = False
         if record:
             for p in range(self.num_locs):
                 self.first_entry[p] = -1
@@ -1210,16 +809,3 @@ cdef class BoardFeatures:
         footprint entries: for statistics and tests."""
         return self.num_queries, self.num_entries
 
-
-def ladder_captured(Board board, int loc, bint attacker_moves_first=True):
-    """The C ladder reader on board (ko at the root ignored): whether the block at loc is
-    captured in a ladder. engine.rules.game.ladder_captured is the Python reference."""
-    if board.get(loc) not in (C_BLACK, C_WHITE):
-        raise ValueError(f"no stone at point {loc}")
-    cdef BoardFeatures reader = BoardFeatures(NEED_BLOCK_LADDERS)
-    reader.prepare(board.size)
-    cdef int saved_ko = board.ko_loc
-    board.ko_loc = NO_LOC
-    result = reader.read_ladder(board, loc, attacker_moves_first)
-    board.ko_loc = saved_ko
-    return bool(result)

@@ -15,8 +15,8 @@ board check), kept for comparison in the benchmarks:
 - the mean predicted ownership of the chain's stones, seen from the chain's colour (+1 = its
   own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
 - doubtful chains (in between) are read on the board: a chain with one or two liberties that
-  is captured even if its owner moves first (engine.rules.game.ladder_captured: ataris, ladders) is
-  dead; otherwise the sign of its ownership decides (a tie keeps the stones).
+  is captured even if its owner moves first (engine.tactics.ladder.ladder_captured: ataris,
+  ladders) is dead; otherwise the sign of its ownership decides (a tie keeps the stones).
 Seki (both scorers): of the chains left alive and not pass-alive, two of opposite colours are in
 seki when they share a liberty that neither side can fill without leaving itself in atari.
 """
@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.rules.board import BLACK, WALL, WHITE, opponent
-from engine.rules.game import area_score, ladder_captured, pass_alive, territory_score
+from engine.rules.game import area_score, pass_alive, territory_score
 from engine.scoring import csa
+from engine.tactics.ladder import ladder_captured
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
 DOUBT_MARGIN = 0.4   # |mean ownership| below this: the net is unsure and the board decides

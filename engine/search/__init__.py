@@ -4,5 +4,5 @@ policy (playout.pyx: MoGo's escapes, captures and 3x3 patterns, optionally Fuego
 tactics and last good replies, the Tromp-Taylor count) and the 3x3 pattern table (patterns.py).
 The player that drives it, with the net's prior, is engine/play/search_player.py.
 
-May import: engine.rules, engine.nets (the playouts read ladders through the nets' board
-features)."""
+May import: engine.rules, engine.tactics (the playouts' ladder reader, self-atari and nakade
+tests). Not engine.nets: the net's prior reaches the tree through the player's prior function."""

@@ -13,9 +13,9 @@
 #   board, which they leave exactly as they found it.
 
 cimport cython
-from engine.nets.features cimport BoardFeatures
 from engine.rules.board cimport Board
 from engine.rules.types cimport loc_t
+from engine.tactics.ladder cimport LadderReader
 
 cdef struct PlayoutPolicy:
     const unsigned char *pattern_table   # patterns.pattern_table(): 1 = an urgent local move
@@ -47,17 +47,15 @@ cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, str playout_
                                int size) except *
 # playout_tactics: one of playout.pyx's PLAYOUT_TACTICS, else ValueError naming them. (The
 # pattern table is built once, at import, and lives as long as the module.)
-cdef BoardFeatures make_ladder_reader(const PlayoutPolicy *policy, int size)
+cdef LadderReader make_ladder_reader(const PlayoutPolicy *policy, int size)
 # the ladders argument of choose_move / play_out: a reader for size, or None without read_ladders
 cdef unsigned long long next_random(unsigned long long *state) noexcept nogil
 cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil
-cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil
-cdef bint is_bad_self_atari(Board board, loc_t p, int colour) noexcept nogil
 cdef loc_t choose_move(Board board, int colour, loc_t last_move, loc_t move_before,
-                       const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                       const PlayoutPolicy *policy, LadderReader ladders, ReplyMemory replies,
                        unsigned long long *rng) noexcept nogil
 # replies: None, or the tree's ReplyMemory (tried after the escapes and captures)
 cdef int play_out(Board board, int colour, loc_t last_move, loc_t move_before,
-                  const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                  const PlayoutPolicy *policy, LadderReader ladders, ReplyMemory replies,
                   unsigned long long *rng, int *first_player, loc_t *record) noexcept nogil
 cdef double area_margin(Board board, double komi, signed char *owner) noexcept nogil

@@ -11,7 +11,7 @@ adds Pachi's ladder check on escapes [ladders] to those, which reads ladders and
 1. escape: a chain of the mover next to the last move is in atari: capture one of the chains in
    atari around it, or extend at its liberty if that leaves it two liberties or more;
    [fuego] an extension to only two liberties is left out when a capture saves the chain;
-   [ladders] ... or when the ladder reader (engine/nets/features.pyx) then catches the chain;
+   [ladders] ... or when the ladder reader (engine/tactics/ladder.pyx) then catches the chain;
 2. capture: an opponent chain at or next to the last move is in atari: take it;
 3. [fuego] low liberties (Fuego's "LowLib" step, which wins capturing races): chains with
    exactly two liberties. The last move's chain: atari it at a liberty where the mover's stone
@@ -38,10 +38,11 @@ import numpy as np
 cimport cython
 from libc.stdlib cimport malloc, free
 
-from engine.nets.features cimport BoardFeatures, NEED_BLOCK_LADDERS
 from engine.rules.board cimport Board, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE, WALL as C_WALL
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
+from engine.tactics.nakade cimport nakade_point
+from engine.tactics.selfatari cimport liberties_after, is_bad_self_atari
 
 from engine.search.patterns import pattern_table
 
@@ -185,58 +186,6 @@ cdef int pattern_index(Board board, loc_t p, int colour) noexcept nogil:
     return index
 
 
-cdef int liberties_after(Board board, loc_t p, int colour, int enough) noexcept nogil:
-    """Distinct liberties of colour's chain at the empty point p if colour played there, counted
-    up to `enough` (a capture counts as enough: it frees at least the captured point)."""
-    cdef unsigned int epoch = board.new_mark_epoch()
-    cdef int i, j, count = 0, c
-    cdef loc_t q, head, stone, r
-    board.mark[p] = epoch
-    for i in range(4):
-        q = p + board.neighbour_offset[i]
-        c = board.colour[q]
-        if c == C_EMPTY:
-            if board.mark[q] != epoch:
-                board.mark[q] = epoch
-                count += 1
-        elif c == 3 - colour:
-            if board.in_atari(board.chain_head[q]):
-                return enough
-    if count >= enough:
-        return count
-    for i in range(4):
-        q = p + board.neighbour_offset[i]
-        if board.colour[q] != colour:
-            continue
-        head = board.chain_head[q]
-        stone = head
-        while True:
-            for j in range(4):
-                r = stone + board.neighbour_offset[j]
-                if board.colour[r] == C_EMPTY and board.mark[r] != epoch:
-                    board.mark[r] = epoch
-                    count += 1
-                    if count >= enough:
-                        return count
-            stone = board.next_in_chain[stone]
-            if stone == head:
-                break
-    return count
-
-
-cdef bint is_bad_self_atari(Board board, loc_t p, int colour) noexcept nogil:
-    """Playing p would leave a chain of two or more stones with one liberty (or none)."""
-    cdef int i
-    cdef bint joins = False
-    for i in range(4):
-        if board.colour[p + board.neighbour_offset[i]] == colour:
-            joins = True
-            break
-    if not joins:
-        return False
-    return liberties_after(board, p, colour, 2) < 2
-
-
 cdef inline bint playable(Board board, loc_t p, int colour) noexcept nogil:
     return board.colour[p] == C_EMPTY and board.illegal_reason(p, colour) == LEGAL \
         and not board.is_eye_fast(p, colour) and not is_bad_self_atari(board, p, colour)
@@ -291,14 +240,14 @@ cdef int chains_next_to(Board board, loc_t p, int colour, loc_t *heads) noexcept
 
 
 cdef bint extension_caught_in_ladder(Board board, loc_t liberty, int colour,
-                                     BoardFeatures ladders) noexcept nogil:
+                                     LadderReader ladders) noexcept nogil:
     """Whether colour's chain, extended at liberty (its last one), is then captured in a ladder
     with the opponent to move. Plays and undoes on board, leaving it as it was."""
     cdef bint was_recording = board.recording, was_reading = board.reading, caught
     board.recording = True
     board.reading = True          # undone at once: the empty list, hash and counts can stay
     board.play_move(liberty, colour, False)
-    caught = ladders.read_ladder(board, liberty, True)
+    caught = ladders.read(board, liberty, True)
     board.undo_move()
     board.recording = was_recording
     board.reading = was_reading
@@ -306,7 +255,7 @@ cdef bint extension_caught_in_ladder(Board board, loc_t liberty, int colour,
 
 
 cdef int escape_moves(Board board, int colour, loc_t last_move, const PlayoutPolicy *policy,
-                      BoardFeatures ladders, loc_t *candidates,
+                      LadderReader ladders, loc_t *candidates,
                       loc_t *ladder_caught) noexcept nogil:
     """Step 1: saving moves for the mover's chains in atari next to the last move. [ladders] An
     extension left out because the ladder reader catches it goes to ladder_caught[0] (the
@@ -415,18 +364,11 @@ cdef int low_liberty_moves(Board board, int colour, loc_t last_move,
     return n
 
 
-cdef inline bint adjacent(Board board, loc_t p, loc_t q) noexcept nogil:
-    # the padding column keeps points on the board that differ by 1 in one row
-    return p - q == 1 or q - p == 1 or p - q == board.stride or q - p == board.stride
-
-
 cdef int nakade_moves(Board board, int colour, loc_t last_move, loc_t *candidates) noexcept nogil:
     """Step 4 [fuego]: the middle point of a three-point eye space of the opponent's next to the
-    last move."""
-    cdef int n = 0, i, j, k, size, c, empty_neighbours = 0
-    cdef bint open_space
-    cdef loc_t region[3]
-    cdef loc_t q, r, t, middle
+    last move (engine/tactics/nakade.pyx)."""
+    cdef int n = 0, i, empty_neighbours = 0
+    cdef loc_t q, middle
     for i in range(4):
         empty_neighbours += board.colour[last_move + board.neighbour_offset[i]] == C_EMPTY
     if empty_neighbours > 2:
@@ -436,37 +378,9 @@ cdef int nakade_moves(Board board, int colour, loc_t last_move, loc_t *candidate
         q = last_move + board.neighbour_offset[i]
         if board.colour[q] != C_EMPTY:
             continue
-        # flood q's empty region, giving up at a fourth point or a stone of the mover's (the
-        # three points found are their own marks)
-        region[0] = q
-        size = 1
-        k = 0
-        open_space = False
-        while k < size and not open_space:
-            r = region[k]
-            k += 1
-            for j in range(4):
-                t = r + board.neighbour_offset[j]
-                c = board.colour[t]
-                if c == colour:
-                    open_space = True
-                    break
-                if c == C_EMPTY and t != region[0] and (size < 2 or t != region[1]) and \
-                        (size < 3 or t != region[2]):
-                    if size == 3:
-                        open_space = True
-                        break
-                    region[size] = t
-                    size += 1
-        if open_space or size != 3:
-            continue
-        for k in range(3):        # straight or bent, the middle touches the other two
-            middle = region[k]
-            if adjacent(board, middle, region[(k + 1) % 3]) and \
-                    adjacent(board, middle, region[(k + 2) % 3]):
-                if playable(board, middle, colour):
-                    n = add_candidate(candidates, n, middle)
-                break
+        middle = nakade_point(board, q, colour)
+        if middle != NO_LOC and playable(board, middle, colour):
+            n = add_candidate(candidates, n, middle)
     return n
 
 
@@ -510,7 +424,7 @@ cdef int pattern_moves(Board board, int colour, loc_t last_move, const PlayoutPo
 
 
 cdef loc_t choose_move(Board board, int colour, loc_t last_move, loc_t move_before,
-                       const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                       const PlayoutPolicy *policy, LadderReader ladders, ReplyMemory replies,
                        unsigned long long *rng) noexcept nogil:
     """The policy's move for colour (module docstring), or PASS_LOC. move_before: the move
     before last_move (the replies' LGRF-2 key)."""
@@ -555,7 +469,7 @@ cdef loc_t choose_move(Board board, int colour, loc_t last_move, loc_t move_befo
 
 
 cdef int play_out(Board board, int colour, loc_t last_move, loc_t move_before,
-                  const PlayoutPolicy *policy, BoardFeatures ladders, ReplyMemory replies,
+                  const PlayoutPolicy *policy, LadderReader ladders, ReplyMemory replies,
                   unsigned long long *rng, int *first_player, loc_t *record) noexcept nogil:
     """Play the policy for both sides from colour to move until two passes or policy.max_moves.
     last_move, move_before: the previous two moves (PASS_LOC, or NO_LOC if none). record (if
@@ -664,11 +578,11 @@ cdef PlayoutPolicy make_policy(bint use_patterns, bint use_tactics, str playout_
     return policy
 
 
-cdef BoardFeatures make_ladder_reader(const PlayoutPolicy *policy, int size):
-    cdef BoardFeatures reader
+cdef LadderReader make_ladder_reader(const PlayoutPolicy *policy, int size):
+    cdef LadderReader reader
     if not policy.read_ladders:
         return None
-    reader = BoardFeatures(NEED_BLOCK_LADDERS)
+    reader = LadderReader()
     reader.prepare(size)
     return reader
 
@@ -676,7 +590,7 @@ cdef BoardFeatures make_ladder_reader(const PlayoutPolicy *policy, int size):
 cdef class _PolicyRun:
     """A policy and its ladder reader for the Python API below, with a seeded random state."""
     cdef PlayoutPolicy policy
-    cdef BoardFeatures ladders
+    cdef LadderReader ladders
     cdef unsigned long long rng
 
     def __cinit__(self, int size, bint patterns, bint tactics, str playout_tactics, seed):

@@ -10,7 +10,7 @@
 # - For an expanded node: visits == visits_at_expansion + sum of its children's visits.
 # - The array grows up to max_nodes; past that the search goes on without expanding.
 
-from engine.nets.features cimport BoardFeatures
+from engine.tactics.ladder cimport LadderReader
 from engine.rules.board cimport Board, hash_t
 from engine.rules.types cimport loc_t, MAX_LOCS
 from engine.search.playout cimport PlayoutPolicy, ReplyMemory
@@ -48,7 +48,7 @@ cdef class TreeSearch:
     cdef int num_seen
     cdef PlayoutPolicy policy
     cdef readonly str playout_tactics    # the policy's set of tactics, by name
-    cdef BoardFeatures ladder_reader     # its ladder reader (fuego tactics), else None
+    cdef LadderReader ladder_reader      # its ladder reader (fuego tactics), else None
     cdef readonly ReplyMemory replies    # last good replies (last_good_reply), else None
     cdef loc_t *sequence                 # one simulation's moves, tree and playout (replies)
     cdef unsigned long long rng

@@ -51,8 +51,8 @@ from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
 from engine.search.playout cimport (PlayoutPolicy, ReplyMemory, make_policy, play_out,
-                                     area_margin, next_random, liberties_after, pattern_index,
-                                     make_ladder_reader)
+                                     area_margin, next_random, pattern_index, make_ladder_reader)
+from engine.tactics.selfatari cimport liberties_after
 
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
