@@ -4,6 +4,7 @@ they are compared with (tests/data/golden_games.json, written before the setting
 refactored).
 
     python tests/golden_games.py          # rewrite the record (only when moves SHOULD change)
+    python tests/golden_games.py NAME...  # only these scenarios (a new shipped net: the policy ones)
 
 tests/test_settings.py replays every scenario and compares move for move.
 """
@@ -27,7 +28,8 @@ SCENARIOS = {
     "mcts-uniform-9x9-whole-game": (["--evaluator", "uniform", "--search", "mcts",
                                      "--playouts", "100", "--seed", "4", "--policy", "none"],
                                     9, 250),
-    "mcts-softseg-prior-9x9": (["--search", "mcts", "--playouts", "300", "--seed", "1"], 9, 6),
+    "mcts-softseg-prior-9x9": (["--search", "mcts", "--playouts", "300", "--seed", "1",
+                                "--policy-prior", "off"], 9, 6),
     "mcts-options-9x9": (["--evaluator", "uniform", "--search", "mcts", "--playouts", "300",
                           "--seed", "5", "--policy", "none", "--playout-tactics", "fuego",
                           "--last-good-reply", "--knowledge-prior", "10", "--prior-visits", "30",
@@ -64,13 +66,18 @@ def play(options, size, cap, komi=7):
     return moves
 
 
-def record():
-    games = {name: play(*scenario) for name, scenario in SCENARIOS.items()}
+def record(names=()):
+    """Plays the named scenarios (all without names) again and writes them into the record."""
+    unknown = set(names) - set(SCENARIOS)
+    if unknown:
+        raise SystemExit(f"unknown scenarios: {', '.join(sorted(unknown))}; known: {', '.join(SCENARIOS)}")
+    games = json.loads(RECORD.read_text(encoding="utf-8")) if names and RECORD.exists() else {}
+    for name in names or SCENARIOS:
+        games[name] = play(*SCENARIOS[name])
+        print(f"{name}: {len(games[name])} moves, last {games[name][-1]}", file=sys.stderr)
     RECORD.write_text(json.dumps(games, indent=1) + "\n", encoding="utf-8")
-    for name, moves in games.items():
-        print(f"{name}: {len(moves)} moves, last {moves[-1]}", file=sys.stderr)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    record()
+    record(sys.argv[1:])

@@ -122,5 +122,7 @@ def test_the_predictor_is_the_search_prior():
     assert analysis.priors[0] == pytest.approx(predictor.probabilities(game)[favourite])
     plain = SearchPlayer(UniformEvaluator(), playouts=300, seed=3, search_prior="none")
     assert plain.settings_for(9)[1] is False and search.settings_for(9)[1] is True
-    auto = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor)
-    assert auto.settings_for(9)[1] is False and auto.settings_for(19)[1] is True
+    default = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor)
+    assert default.settings_for(9)[1] is True and default.settings_for(19)[1] is True
+    off = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor, policy_prior="off")
+    assert off.settings_for(9)[1] is False and off.settings_for(19)[1] is False

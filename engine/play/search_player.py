@@ -37,9 +37,8 @@ from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STRE
                                  after_opponent_passed, boltzmann, count_after_passing,
                                  dead_stone_liberties, move_text, state_for)
 from engine.play.settings import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
-                                  POLICY_PRIOR_LINES, RULES_OF_THUMB_LINES,
-                                  SOFTSEG_PRIOR_THRESHOLD, PlayerSettings, SearchSettings,
-                                  split_changes, with_changes)
+                                  RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD, PlayerSettings,
+                                  SearchSettings, split_changes, with_changes)
 from engine.rules.board import BLACK, PASS, opponent
 from engine.search.tree import DEFAULT_KNOWLEDGE_PRIOR, DEFAULT_NET_PRIOR_THRESHOLD, TreeSearch
 
@@ -59,7 +58,6 @@ POLICY_BASE_VISITS = 10.0       # games at an even win rate under a policy net's
                                 # value net speaks
 POLICY_PRIOR_THRESHOLD = 16     # visits before a node asks the move predictor (the root: at once)
 USE_PRIOR = {"auto": None, "net": True, "none": False}      # SearchSettings.search_prior
-USE_POLICY = {"auto": None, "on": True, "off": False}       # SearchSettings.policy_prior
 
 
 def load_prior_evaluator(weights=None):
@@ -246,9 +244,7 @@ class SearchPlayer:
         large = size >= RULES_OF_THUMB_LINES
         chosen_prior = USE_PRIOR[self.settings.search_prior]
         use_prior = not large if chosen_prior is None else chosen_prior
-        chosen_policy = USE_POLICY[self.settings.policy_prior]
-        use_policy = self.predictor is not None and \
-            (size >= POLICY_PRIOR_LINES if chosen_policy is None else chosen_policy)
+        use_policy = self.predictor is not None and self.settings.policy_prior == "on"
         knowledge = self.settings.knowledge_prior
         if knowledge is None:
             knowledge = LARGE_BOARD_KNOWLEDGE_PRIOR if large else DEFAULT_KNOWLEDGE_PRIOR

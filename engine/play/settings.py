@@ -33,8 +33,6 @@ DEFAULT_PLAYOUTS = 3000          # simulations per move when neither --playouts 
 RULES_OF_THUMB_LINES = 13        # boards from this many lines search without the net's prior and
                                  # with LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb
 LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0
-POLICY_PRIOR_LINES = 13          # boards from this many lines take a policy net's prior by default
-                                 # (it learnt 19x19 human games)
 SOFTSEG_PRIOR_THRESHOLD = 64     # visits before a node asks the soft-segmentation net: 1.7 times the
                                  # ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
 
@@ -124,8 +122,9 @@ class SearchSettings:
         f"auto: 0 below {RULES_OF_THUMB_LINES} lines, {LARGE_BOARD_KNOWLEDGE_PRIOR:g} from there",
         kind=float, minimum=0, none="auto", metavar="GAMES")
     policy_prior: str = setting(
-        "auto", "the policy net's probabilities in the tree's prior; auto: from "
-        f"{POLICY_PRIOR_LINES} lines, when a policy net is loaded", choices=("auto", "on", "off"))
+        "on", "the policy net's probabilities in the tree's prior, on every board size (it learnt "
+        "19x19 games and measures stronger on 9x9 too); off: no policy net is loaded for the search",
+        choices=("on", "off"))
     policy_visits: float = setting(
         40.0, "games of equivalent experience (wins) the policy's top move gets in the tree; "
         "each move gets GAMES x sqrt(p / p_top)", minimum=0, metavar="GAMES")

@@ -11,7 +11,7 @@ komi 7
 1 kosumi-list-params
 #? [beta 20\nseed 1\nresign_threshold off\ncapture_all_dead false\n.*^playouts 50$.*^threads 2$.*^playout_tactics fuego$.*^max_nodes 1000000]
 2 kosumi-get-param policy_prior
-#? [auto]
+#? [on]
 
 # kosumi-search in 1-ply mode searches with --playouts, --threads and --playout-tactics (it
 # searched 3,000 simulations with the defaults before): at most 50 visits.
