@@ -8,6 +8,8 @@ CYTHON_MODULES = [
     "engine.nets.features",
     "engine.nets.network",        # cimports features
     "engine.nets.softseg",        # cimports features
+    "engine.nets.unitgraph",      # cimports features
+    "engine.nets.unitnet",        # cimports unitgraph
     "engine.nets.policy_inputs",  # cimports features
     "engine.search.playout",
     "engine.search.tree",         # cimports playout
