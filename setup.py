@@ -11,6 +11,8 @@ CYTHON_MODULES = [
     "engine.nets.features",       # cimports ladder
     "engine.nets.network",        # cimports features
     "engine.nets.softseg",        # cimports features
+    "engine.nets.unitgraph",      # cimports features
+    "engine.nets.unitnet",        # cimports unitgraph
     "engine.nets.policy_inputs",  # cimports features
     "engine.search.playout",      # cimports ladder, selfatari, nakade
     "engine.search.tree",         # cimports playout, selfatari

@@ -14,9 +14,10 @@ Times are the median of --repeats positions from a replayed 19x19 game, one BLAS
 (OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
 
 --train: positions a second of each backend on the same batches of a policy data directory
-(--data), numpy then torch with one thread and with
-two, for the sn2008 net and the 8x48 conv net. Both backends take the same steps (tests/
-test_policy_training.py), so the ratio is the speed-up.
+(--data), numpy then torch with one thread and with two, in float32 and in bfloat16
+(--precision bf16), for the sn2008 net and the 8x48 conv net. numpy and torch float32 take the
+same steps (tests/test_policy_training.py), so their ratio is the speed-up; bfloat16 takes steps
+in nearly the same direction.
 """
 import os
 
@@ -98,21 +99,24 @@ def training(data, seconds):
     from engine.training.policytrain import PolicySettings, make_backend, torch_available
     dataset = PolicyDataset([data])
     rng = np.random.default_rng(0)
-    print(f"{'net':14} {'backend':12} {'positions/s':>12}")
+    print(f"{'net':14} {'backend':16} {'positions/s':>12}")
     for name, architecture, feature_set in (ARCHITECTURES[0], ARCHITECTURES[3]):
         settings = PolicySettings(kind=architecture["kind"], feature_set=feature_set)
         batches = [dataset.batch(feature_set, rng.integers(0, dataset.positions, 128)) for _ in range(4)]
-        backends = [("numpy", None)] + ([("torch", 1), ("torch", 2)] if torch_available() else [])
-        for backend_name, threads in backends:
-            backend = make_backend(backend_name, PolicyNet(architecture, feature_set), settings, threads)
+        backends = [("numpy", None, "fp32")]
+        if torch_available():
+            backends += [("torch", threads, precision) for precision in ("fp32", "bf16") for threads in (1, 2)]
+        for backend_name, threads, precision in backends:
+            backend = make_backend(backend_name, PolicyNet(architecture, feature_set), settings, threads,
+                                   precision)
             done, started = 0, time.perf_counter()
             while time.perf_counter() - started < seconds:
                 planes, moves = batches[done % len(batches)]
                 backend.step(planes, moves, 0.001)
                 done += 1
             rate = done * 128 / (time.perf_counter() - started)
-            label = backend_name + (f" x{threads}" if threads else "")
-            print(f"{name:14} {label:12} {rate:12.0f}")
+            label = backend_name + (f" x{threads} {precision}" if threads else "")
+            print(f"{name:14} {label:16} {rate:12.0f}")
 
 
 def main():

@@ -60,11 +60,12 @@ def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tacti
                             ("move 40", middle_game(size))):
             for (use_prior, threshold), threads, playout_tactics, replies in itertools.product(
                     priors, threads_list, tactics_list, replies_list):
-                player = SearchPlayer(evaluator, playouts=None, seconds_per_move=seconds,
-                                      threads=threads, seed=1, use_prior=use_prior,
+                player = SearchPlayer(evaluator, playouts=None, time_per_move=seconds,
+                                      threads=threads, seed=1,
+                                      search_prior="net" if use_prior else "none",
                                       prior_threshold=threshold,
                                       reuse_tree=False, max_nodes=4_000_000,
-                                      knowledge_visits=knowledge_visits,
+                                      knowledge_prior=knowledge_visits,
                                       playout_tactics=playout_tactics,
                                       last_good_reply=replies)
                 started = time.perf_counter()

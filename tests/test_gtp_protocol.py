@@ -460,7 +460,7 @@ def test_gogui_attach_and_analyze_menu(engine_process):
         "time_left b 299 0", "genmove w", "cputime"])
     for entry in texts[9].split("\n"):
         analyze_type, label, command = entry.split("/")
-        assert analyze_type in ("gfx", "pspairs", "string", "plist") and label
+        assert analyze_type in ("gfx", "pspairs", "string", "plist", "param") and label
         check_replies(engine, [command.replace("%m", "white")])
 
 

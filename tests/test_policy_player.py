@@ -61,10 +61,10 @@ def test_it_plays_the_nets_top_move_but_never_its_own_eye():
 
 def test_a_temperature_draws_from_the_probabilities_reproducibly():
     game = game_of(SETTLED)
-    draws = [policy_player(FixedPredictor(5, {"C3": 0.4, "C2": 0.4}), temperature=1.0).choose(game, BLACK).move
+    draws = [policy_player(FixedPredictor(5, {"C3": 0.4, "C2": 0.4}), policy_temperature=1.0).choose(game, BLACK).move
              for _ in range(2)]
     assert draws[0] == draws[1] and draws[0] in (vertex("C3", 5), vertex("C2", 5))
-    player = policy_player(FixedPredictor(5, {"C3": 0.4, "C2": 0.4}), temperature=1.0)
+    player = policy_player(FixedPredictor(5, {"C3": 0.4, "C2": 0.4}), policy_temperature=1.0)
     seen = {player.choose(game, BLACK).move for _ in range(30)}
     assert {vertex("C3", 5), vertex("C2", 5)} <= seen
 
@@ -116,11 +116,13 @@ def test_the_predictor_is_the_search_prior():
     favourite = vertex("C3", 9)
     predictor = FixedPredictor(9, {"C3": 0.9})
     search = SearchPlayer(UniformEvaluator(), playouts=300, seed=3, predictor=predictor,
-                          use_prior=False, use_policy=True)
+                          search_prior="none", policy_prior="on")
     analysis = search.search(game, BLACK)
     assert analysis.moves[0] == favourite
     assert analysis.priors[0] == pytest.approx(predictor.probabilities(game)[favourite])
-    plain = SearchPlayer(UniformEvaluator(), playouts=300, seed=3, use_prior=False)
+    plain = SearchPlayer(UniformEvaluator(), playouts=300, seed=3, search_prior="none")
     assert plain.settings_for(9)[1] is False and search.settings_for(9)[1] is True
-    auto = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor)
-    assert auto.settings_for(9)[1] is False and auto.settings_for(19)[1] is True
+    default = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor)
+    assert default.settings_for(9)[1] is True and default.settings_for(19)[1] is True
+    off = SearchPlayer(UniformEvaluator(), playouts=10, predictor=predictor, policy_prior="off")
+    assert off.settings_for(9)[1] is False and off.settings_for(19)[1] is False

@@ -165,6 +165,26 @@ def test_a_stopped_run_resumes_exactly(tmp_path):
     np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    PolicyRun.create(tmp_path / "run", small_settings(steps=4)).train(
+        [tmp_path / "data"], backend_name="numpy", progress=False)
+    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+                         "--steps", "6", "--learning-rate", "0.02@0,0.005@5", "--backend", "numpy",
+                         "--no-progress"]) == 0
+    resumed = PolicyRun.resume(tmp_path / "run")
+    assert resumed.step == 6 and resumed.settings.steps == 6
+    assert resumed.settings.rate_at(4) == 0.02 and resumed.settings.rate_at(5) == 0.005
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert {"type": "settings", "step": 4, "positions": 4 * 16, "steps": 6,
+            "learning_rate": "0.02@0,0.005@5"} in records
+    with pytest.raises(SystemExit):
+        kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+                      "--channels", "8", "--no-progress"])
+    assert PolicyRun.resume(tmp_path / "run").settings.channels == 16
+
+
 @pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
 def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))

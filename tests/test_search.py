@@ -772,7 +772,7 @@ def test_dry_run_decides_what_the_real_call_decides():
 
 
 def test_threads_add_their_root_statistics():
-    player = SearchPlayer(UniformEvaluator(), playouts=800, threads=2, seed=1, use_prior=False)
+    player = SearchPlayer(UniformEvaluator(), playouts=800, threads=2, seed=1, search_prior="none")
     analysis = player.search(GameState(7, Rules(komi=0.5)), BLACK)
     assert 0 < analysis.simulations <= 800
     assert analysis.total_visits == analysis.simulations   # the roots expand at their first visit

@@ -5,6 +5,9 @@
 - sgffile.py: SGF reading and writing for `loadsgf`/`printsgf`;
 - formats.py: the analysis formats: GoGui gfx, KataGo `kata-analyze` and Leela Zero `lz-analyze`
   arguments and info lines;
+- options.py: the command lines' options, generated from the players' settings, and those both
+  command lines share (the nets, the log);
+- params.py: the players' settings at run time by name (`kosumi-*-param`, GoGui's `param`);
 - commands.py: `KosumiEngine`, every GTP command;
 - analysis_engine.py, analysis_queue.py, analysis_main.py: `kosumi analysis`, KataGo's JSON
   analysis protocol;

@@ -18,14 +18,19 @@ import numpy as np
 from engine import __version__
 from engine.gtp.analysis_engine import AnalysisConfig, PERSPECTIVES
 from engine.gtp.analysis_queue import AnalysisServer
+from engine.gtp.options import (EXIT_BAD_SETUP, add_logging_options, add_net_options,
+                                add_settings_options, load_predictor, settings_from_options,
+                                start_logging)
 
 log = logging.getLogger("kosumi.analysis")
 
-EXIT_BAD_SETUP = 2      # as `kosumi`'s (main.py, which imports this module: not the reverse)
+# The search's settings an analysis takes from the command line: its budget comes from each
+# query (maxVisits, maxTime), and it analyses, it never resigns.
+QUERY_BUDGET = ("playouts", "time_per_move", "resign_threshold")
 
 
 def build_parser():
-    from engine.search.tree import DEFAULT_MAX_NODES
+    from engine.play.settings import PlayerSettings, SearchSettings, settings_fields
     defaults = AnalysisConfig()
     parser = argparse.ArgumentParser(
         prog="kosumi analysis",
@@ -34,16 +39,8 @@ def build_parser():
                     "tools. See docs/ANALYSIS_ENGINE.md.",
         epilog='KaTrain: "backend": "custom", "altcommand": "exec kosumi analysis" in the '
                '"engine" section of ~/.katrain/config.json')
-    parser.add_argument("--weights", metavar="PATH",
-                        help="value net weight file (.npz), the search's prior; default: the "
-                             "shipped net, weights/softseg_9x9.npz")
-    parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
-                        help="'uniform': no net at all (a plain area count), for tests")
-    parser.add_argument("--policy", metavar="PATH",
-                        help="a move-prediction (policy) net: the answers' `policy`, the "
-                             "`prior` of moves, and the search's policy prior where the search "
-                             "takes one (default: the shipped net when present; 'none': no "
-                             "policy net, and `policy` and such priors are left out)")
+    add_net_options(parser, "value net weight file (.npz), the search's prior; default: the "
+                            "shipped net, weights/softseg_9x9.npz")
     parser.add_argument("--visits", type=int, default=defaults.max_visits, metavar="N",
                         help="maxVisits of a query that gives none (default: %(default)d)")
     parser.add_argument("--max-time", type=float, default=defaults.max_seconds, metavar="S",
@@ -59,46 +56,44 @@ def build_parser():
     parser.add_argument("--workers", type=int, default=2, choices=range(1, 65), metavar="N",
                         help="positions searched at once (KataGo's numAnalysisThreads; "
                              "default: %(default)d)")
-    parser.add_argument("--threads", type=int, default=1, choices=range(1, 65), metavar="N",
-                        help="search threads per position (root-parallel trees; default: "
-                             "%(default)d)")
-    parser.add_argument("--search-prior", choices=("auto", "net", "none"), default="auto",
-                        help="the tree's prior: the value net's successor values, or none; auto "
-                             "(the default): the net's below 13 lines")
-    parser.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
-                        help="node budget per tree (default: %(default)d)")
-    parser.add_argument("--seed", type=int, help="random seed (default: a fresh one, logged)")
     parser.add_argument("--quit-without-waiting", action="store_true",
                         help="at the end of the input, terminate the open queries instead of "
                              "finishing them")
-    parser.add_argument("--log-level", default="warning",
-                        choices=("debug", "info", "warning", "error"),
-                        help="log detail; debug logs every line in and out (default: %(default)s)")
-    parser.add_argument("--log-file", metavar="PATH",
-                        help="write the log there instead of to stderr")
+    search = parser.add_argument_group("search", "the search of every position (SearchSettings, "
+                                                 "as kosumi's; --threads per position)")
+    add_settings_options(search, (PlayerSettings, SearchSettings), skip=QUERY_BUDGET,
+                         only={"seed"} | {f.name for f in settings_fields(SearchSettings)})
+    add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser
 
 
+def analysis_settings(args, seed):
+    """The SearchSettings and PlayerSettings of every worker's search: the options', no budget
+    of its own (each query's), never resigning."""
+    from engine.play.settings import PlayerSettings, SearchSettings
+    search = settings_from_options(SearchSettings, args, playouts=None, time_per_move=math.inf,
+                                   resign_threshold=None)
+    return search, settings_from_options(PlayerSettings, args, seed=seed)
+
+
 def player_factory(args, evaluator, seed, predictor=None):
     """make_player(worker, level): a SearchPlayer with its own twins of the evaluator and of
-    the policy net (the search's policy prior, where the search uses one), its own seed, never
-    resigning (it analyses, it does not play)."""
+    the policy net (the search's policy prior, where the search uses one), its own seed, the
+    same settings otherwise."""
     from engine.play.search_player import SearchPlayer
     seeds = np.random.SeedSequence(seed)
     lock = threading.Lock()
     first = [True]
+    search_settings, player_settings = analysis_settings(args, seed)
 
     def make_player(worker, level):
         with lock:
             own = evaluator if first[0] else evaluator.twin()
             first[0] = False
             child_seed = int(seeds.spawn(1)[0].generate_state(1)[0])
-        options = {} if predictor is None else {"predictor": predictor.twin()}
-        return SearchPlayer(own, playouts=None, seconds_per_move=math.inf, threads=args.threads,
-                            seed=child_seed, resign_threshold=None,
-                            use_prior={"auto": None, "net": True, "none": False}[args.search_prior],
-                            max_nodes=args.max_nodes, **options)
+        return SearchPlayer(own, search_settings, player_settings,
+                            None if predictor is None else predictor.twin(), seed=child_seed)
 
     return make_player
 
@@ -113,31 +108,13 @@ def build_server(args, output, evaluator, predictor=None):
                           workers=args.workers, predictor=predictor)
 
 
-def load_predictor(path):
-    """The policy net (a MovePredictor) at path, the shipped one when path is None and it is
-    there, or None ('none', or nothing shipped)."""
-    if path == "none":
-        return None
-    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
-    if path is None and not DEFAULT_POLICY_WEIGHTS.exists():
-        return None
-    from engine.nets.predictor import MovePredictor
-    return MovePredictor.load(path or DEFAULT_POLICY_WEIGHTS)
-
-
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.visits < 1 or args.pv_length < 1 or args.max_nodes < 2 or \
+    if args.visits < 1 or args.pv_length < 1 or \
             (args.max_time is not None and not args.max_time > 0):
-        parser.error("--visits and --pv-length must be at least 1, --max-nodes at least 2, "
-                     "--max-time positive")
-    from engine.gtp.protocol import configure_logging
-    try:
-        configure_logging(args.log_level, args.log_file)
-    except OSError as error:
-        print(f"kosumi analysis: cannot open the log file: {error}", file=sys.stderr)
-        sys.exit(EXIT_BAD_SETUP)
+        parser.error("--visits and --pv-length must be at least 1, --max-time positive")
+    start_logging(args, "kosumi analysis")
     try:
         if args.evaluator == "uniform":
             from engine.nets.evaluator import UniformEvaluator

@@ -4,8 +4,10 @@ protocol.py.
 Reading order: __init__ (the state a controller can change), then the commands in GTP spec order
 (setup, core play with `cmd_genmove()` -> `_choose()` -> the player, tournament, regression,
 debug), then the extensions, then the analysis commands: GoGui's, and the streamed ones for
-Sabaki and Lizzie. The analysis commands get their analysis here and leave the writing of it to
-formats.py; colours and vertices as arguments come from goargs.py, SGF files from sgffile.py.
+Sabaki and Lizzie, then the parameters (the players' settings at run time, params.py). The
+analysis commands get their analysis here and leave the writing of it to formats.py; colours and
+vertices as arguments come from goargs.py, SGF files from sgffile.py. Every player is a
+MovePlayer (engine/play/player.py): the commands ask nothing else of it.
 """
 import logging
 import time
@@ -27,6 +29,7 @@ from engine.gtp.formats import (black_view, chosen_move_gfx, connectivity_gfx,
                                 gogui_analyze_commands, info_line, move_values_gfx,
                                 move_values_pspairs, ownership_gfx, parse_analysis_options,
                                 score_text, search_gfx)
+from engine.gtp.params import ParameterTable
 from engine.gtp.sgffile import game_to_sgf, load_sgf, parse_until
 
 log = logging.getLogger("kosumi.gtp")
@@ -41,11 +44,12 @@ class KosumiEngine(GtpEngineBase):
     engine_name = "kosumi"
 
     def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19, one_ply=None,
-                 search_evaluator=None):
-        """player chooses the moves (1-ply or search); one_ply, the 1-ply player that the move
-        value commands show (default: player, which must then be a 1-ply Player);
-        search_evaluator, for a 1-ply player, a function giving the evaluator whose values are
-        the prior of kosumi-search's tree (called on its first use; default: evaluator)."""
+                 searcher=None, parameters=None):
+        """player chooses the moves (a MovePlayer: 1-ply, search or policy); one_ply, the 1-ply
+        player that the move value commands show (default: player, which must then be a 1-ply
+        Player); searcher, a function giving the SearchPlayer of kosumi-search (called on its
+        first use; default: a search over evaluator with the default settings); parameters, the
+        ParameterTable of the players' settings (default: none)."""
         super().__init__()
         if rules not in RULE_SETS:
             raise ValueError(f"unknown rules {rules!r}; expected one of {', '.join(RULE_SETS)}")
@@ -53,11 +57,14 @@ class KosumiEngine(GtpEngineBase):
         self.evaluator = evaluator
         self.player = player
         self.one_ply = player if one_ply is None else one_ply
-        self._search_evaluator = search_evaluator or (lambda: evaluator)
+
         self.scoring = RULE_SETS[rules]
         self.rules_name = rules
         self.komi = float(komi)
         self.time_control = TimeControl()
+        self._make_searcher = searcher or self._default_searcher
+        self._analysis_searcher = None
+        self.parameters = parameters or ParameterTable()
         self._new_game(size)
 
     # --- state helpers --------------------------------------------------------------------------
@@ -71,7 +78,12 @@ class KosumiEngine(GtpEngineBase):
         self.handicap_stones = 0       # leading history entries that are handicap placements
         self.setup = {BLACK: [], WHITE: []}   # stones loadsgf set up before the history starts
         self.time_control.reset_clocks()
+        self._new_game_for_players()
+
+    def _new_game_for_players(self):
         self.player.new_game()
+        if self._analysis_searcher is not None:      # kosumi-search's trees are of the last game
+            self._analysis_searcher.new_game()
 
     def _board_is_empty(self):
         board = self.state.board
@@ -277,7 +289,7 @@ class KosumiEngine(GtpEngineBase):
         self.handicap_stones = loaded.handicap_stones
         self.setup = loaded.setup
         self.time_control.reset_clocks()
-        self.player.new_game()
+        self._new_game_for_players()
 
     @gtp_command("reg_genmove", COLOUR)
     def cmd_reg_genmove(self, colour):
@@ -395,17 +407,18 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("kosumi-search", COLOUR)
     def cmd_kosumi_search(self, colour):
         """gfx: a search of the position for colour: visits of the root moves as labels, the
-        principal variation, and the root's win rate (the search player's own budget; with the
-        1-ply player, a search of DEFAULT_PLAYOUTS with the search's defaults)."""
+        principal variation, and the root's win rate (the engine's search settings: the search
+        player itself with --search mcts, else one built alike)."""
         return search_gfx(self.size, self._searcher().search(self.state, colour), colour)
 
     def _searcher(self):
-        if hasattr(self.player, "search"):
-            return self.player
-        if getattr(self, "_analysis_searcher", None) is None:
-            from engine.play.search_player import SearchPlayer
-            self._analysis_searcher = SearchPlayer(self._search_evaluator(), seed=0)
+        if self._analysis_searcher is None:
+            self._analysis_searcher = self._make_searcher()
         return self._analysis_searcher
+
+    def _default_searcher(self):
+        from engine.play.search_player import SearchPlayer
+        return SearchPlayer(self.evaluator)
 
     @gtp_command("kosumi-score_estimate")
     def cmd_kosumi_score_estimate(self):
@@ -455,14 +468,36 @@ class KosumiEngine(GtpEngineBase):
     def _analysis_lines(self, colour, dialect, options):
         """The search player ponders, a line every interval, until the next command arrives;
         the 1-ply player's analysis is one line."""
-        restriction = options["restriction"]
-        if hasattr(self.player, "analysis_stream"):
-            for analysis in self.player.analysis_stream(self.state, colour,
-                                                        options["interval"] / 100.0, restriction):
-                yield self._info_line(analysis, dialect, options)
-        else:
-            analysis = self.player.analyse(self.state, colour, restriction=restriction)
+        for analysis in self.player.analysis_stream(self.state, colour,
+                                                    options["interval"] / 100.0,
+                                                    options["restriction"]):
             yield self._info_line(analysis, dialect, options)
 
     def _info_line(self, analysis, dialect, options):
         return info_line(analysis, dialect, options, self.state, self.evaluator)
+
+    # --- parameters: the players' settings at run time (params.py) -------------------------------
+
+    @gtp_command("kosumi-list-params")
+    def cmd_kosumi_list_params(self):
+        """`name value` of every parameter (the players' and the search's settings)."""
+        return self.parameters.listing()
+
+    @gtp_command("kosumi-get-param", WordArg())
+    def cmd_kosumi_get_param(self, name):
+        """NAME: the parameter's value."""
+        return self.parameters.get(name)
+
+    @gtp_command("kosumi-set-param", WordArg(), WordArg())
+    def cmd_kosumi_set_param(self, name, value):
+        """NAME VALUE: change a parameter from the next move or search on."""
+        self.parameters.set(name, value)
+
+    @gtp_command("kosumi-param", RestArg())
+    def cmd_kosumi_param(self, words):
+        """GoGui's param type: no arguments lists `[type] name value`, NAME VALUE sets one."""
+        if not words:
+            return self.parameters.gogui_listing()
+        if len(words) != 2:
+            raise syntax_error("kosumi-param takes no arguments (the list) or NAME VALUE")
+        self.parameters.set(*words)

@@ -34,7 +34,8 @@ GOGUI_ANALYZE_COMMANDS = (
     "string/Kosumi Score Estimate/kosumi-score_estimate",
     "plist/Kosumi Dead Stones/final_status_list dead",
     "string/Final Score/final_score",
-)   # GoGui replaces %m with the colour to move
+    "param/Kosumi Parameters/kosumi-param",
+)   # GoGui replaces %m with the colour to move; a param command opens its dialog
 CONNECTIVITY_ANALYZE_COMMAND = "gfx/Kosumi Connectivity/kosumi-connectivity %p"   # asks a point
 
 

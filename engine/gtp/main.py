@@ -21,148 +21,47 @@ from engine.tools.cli import number  # noqa: E402
 
 log = logging.getLogger("kosumi")
 
-EXIT_BAD_SETUP = 2
-
 
 def build_parser():
-    from engine.play.player import DEFAULT_BETA, DEFAULT_RESIGN_THRESHOLD
-    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
-    from engine.play.search_player import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
-                                           POLICY_PRIOR_LINES, POLICY_PRIOR_VISITS,
-                                           RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD)
-    from engine.search.playout import PLAYOUT_TACTICS
-    from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
-                                    DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
-                                    DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_VALUE_WEIGHT,
-                                    LARGE_BOARD_LINES)
+    """The options: the nets, the game, then one per field of the players' settings
+    (engine/play/settings.py, through options.py), then the log."""
+    from engine.gtp.options import add_logging_options, add_net_options, add_settings_options
+    from engine.play.settings import PlayerSettings, SearchSettings
     parser = argparse.ArgumentParser(
         prog="kosumi",
-        description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout.",
+        description="kosumi, a Go engine speaking GTP version 2 on stdin/stdout. Every setting "
+                    "of the players and the search can also be listed and changed while it "
+                    "runs: GTP kosumi-list-params, kosumi-set-param NAME VALUE.",
         epilog="Example: gogui-twogtp -black 'python gtp_server.py' -white 'gnugo --mode gtp' "
                "-size 9 -komi 7 -games 20 -alternate -auto")
-    parser.add_argument("--weights", metavar="PATH",
-                        help="network weight file (.npz); default: the shipped nets, "
-                             "weights/softseg_9x9.npz, for 1-ply play and as the prior of "
-                             "--search mcts")
-    parser.add_argument("--evaluator", choices=("net", "uniform"), default="net",
-                        help="'uniform' plays from a plain area count without any net: for "
-                             "testing controllers and the protocol (default: net)")
-    parser.add_argument("--beta", type=number(minimum=0, finite=False, what="beta"), default=DEFAULT_BETA,
-                        help="Boltzmann inverse temperature over move values in points; "
-                             "'inf' always plays the best move (default: %(default)g)")
-    parser.add_argument("--seed", type=int, help="random seed; the same seed replays the same "
-                                                 "moves (default: a fresh one, logged)")
-    parser.add_argument("--komi", type=number(what="komi"), default=7.0,
-                        help="komi until a controller sets one (default: %(default)g)")
-    parser.add_argument("--size", type=int, default=19, choices=range(2, 26), metavar="N",
-                        help="board size until a controller sets one (default: %(default)d)")
-    parser.add_argument("--rules", choices=("chinese", "japanese"), default="chinese",
-                        help="scoring: chinese = area, japanese = territory (default: chinese)")
-    parser.add_argument("--resign-threshold", type=number(above=0, maximum=1, what="the resign threshold (a fraction of the board)"),
-                        default=DEFAULT_RESIGN_THRESHOLD, metavar="FRACTION",
-                        help="resign after 3 moves in a row whose best expected score is below "
-                             "-FRACTION x board points (default: %(default)g)")
-    parser.add_argument("--no-resign", action="store_true", help="never resign")
-    parser.add_argument("--capture-all-dead", action="store_true",
-                        help="capture every dead opponent stone before passing; needed where "
-                             "the board is counted as it stands (CGOS)")
-    parser.add_argument("--symmetries", type=int, choices=range(1, 9), metavar="N",
-                        help="1-ply play: average the net's values over N of the board's 8 "
-                             "rotations and reflections, at N times the cost (default: 8 for a "
-                             "net that tells directions apart, the soft-segmentation net; 1 for "
-                             "the ISN, symmetric already). Short of time, fewer are used")
-    policy = parser.add_argument_group("move prediction", "the policy network (--player policy, "
-                                                          "and the search's prior)")
-    policy.add_argument("--player", choices=("1ply", "mcts", "policy"),
-                        help="move choice: 1ply and mcts as --search; policy = the policy "
-                             "network's move, no search (fast on every board size); default: "
-                             "--search's choice")
-    policy.add_argument("--policy", metavar="PATH",
-                        help="policy network weight file (default: the shipped "
-                             f"{DEFAULT_POLICY_WEIGHTS.name} when present; 'none': no policy net)")
-    policy.add_argument("--policy-temperature", type=number(minimum=0, what="temperature"),
-                        default=0.0, metavar="T",
-                        help="--player policy: 0 plays the net's top move; T > 0 draws a move "
-                             "with probability proportional to p^(1/T) (default: %(default)g)")
-    policy.add_argument("--policy-symmetries", type=int, choices=range(1, 9), default=1,
-                        metavar="N", help="average the policy over N of the board's 8 "
-                                          "symmetries, at N times the cost (default: %(default)d)")
-    policy.add_argument("--policy-prior", choices=("auto", "on", "off"), default="auto",
-                        help="--search mcts: the policy network's probabilities in the tree's "
-                             f"prior; auto (the default): from {POLICY_PRIOR_LINES} lines, "
-                             "when a policy net is loaded")
-    policy.add_argument("--policy-visits", type=number(minimum=0, what="policy visits"),
-                        default=POLICY_PRIOR_VISITS, metavar="GAMES",
-                        help="games of equivalent experience (wins) the policy's top move gets "
-                             "in the tree; each move gets GAMES x sqrt(p / p_top) "
-                             "(default: %(default)g)")
-    search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts)")
+    add_net_options(parser, "network weight file (.npz); default: the shipped nets, "
+                            "weights/softseg_9x9.npz, for 1-ply play and as the prior of "
+                            "--search mcts")
+    game = parser.add_argument_group("the game", "until a controller sets them")
+    game.add_argument("--komi", type=number(what="komi"), default=7.0,
+                      help="komi until a controller sets one (default: %(default)g)")
+    game.add_argument("--size", type=int, default=19, choices=range(2, 26), metavar="N",
+                      help="board size until a controller sets one (default: %(default)d)")
+    game.add_argument("--rules", choices=("chinese", "japanese"), default="chinese",
+                      help="scoring: chinese = area, japanese = territory (default: chinese)")
+    game.add_argument("--override-version", metavar="VERSION", type=version_text,
+                      help="answer the GTP `version` command with VERSION instead of kosumi's "
+                           "own, as KataGo's -override-version does (Lizzie 0.7.4 reads the "
+                           "version as Leela Zero's and needs 0.15 or later: use 0.17)")
+    players = parser.add_argument_group("players", "every player's settings (PlayerSettings)")
+    players.add_argument("--player", choices=("1ply", "mcts", "policy"),
+                         help="move choice: 1ply and mcts as --search; policy = the policy "
+                              "network's move, no search (fast on every board size); default: "
+                              "--search's choice")
+    search = parser.add_argument_group("search", "Monte-Carlo tree search (--search mcts; "
+                                                 "kosumi-search in every mode; SearchSettings)")
     search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
                         help="move choice: 1ply = Boltzmann over the net's successor values "
                              "(the design's default); mcts = tree search with RAVE and pattern "
                              "playouts, the net's values as the prior (stronger)")
-    search.add_argument("--playouts", type=int, metavar="N",
-                        help=f"simulations per move (default: {DEFAULT_PLAYOUTS} unless "
-                             "--time-per-move is given); with --seed and one thread a search "
-                             "repeats exactly")
-    search.add_argument("--time-per-move", type=number(above=0, what="seconds per move"),
-                        metavar="S", help="seconds per move (the GTP clock, when set, may "
-                                          "shorten it)")
-    search.add_argument("--threads", type=int, default=1, choices=range(1, 65), metavar="N",
-                        help="search threads (root-parallel trees; default: %(default)d)")
-    search.add_argument("--search-prior", choices=("auto", "net", "none"), default="auto",
-                        help="the tree's prior: the net's successor values, or none (even); "
-                             f"auto (the default): the net's below {RULES_OF_THUMB_LINES} "
-                             "lines, none from there (the shipped nets learnt 9x9, and a net's "
-                             "call costs more playouts the larger the board)")
-    search.add_argument("--prior-visits", type=number(minimum=0, what="prior visits"),
-                        default=DEFAULT_NET_PRIOR,
-                        help="games of equivalent experience the prior is worth (default: "
-                             "%(default)g)")
-    search.add_argument("--knowledge-prior", type=number(minimum=0, what="knowledge prior"),
-                        metavar="GAMES",
-                        help="games of equivalent experience for rules of thumb in the tree "
-                             "(captures, escapes, self-ataris, patterns, empty edges and, from "
-                             f"{LARGE_BOARD_LINES} lines, empty third and fourth lines; see "
-                             "engine/search/tree.pyx); default: "
-                             f"{DEFAULT_KNOWLEDGE_PRIOR:g} below {RULES_OF_THUMB_LINES} lines, "
-                             f"{LARGE_BOARD_KNOWLEDGE_PRIOR:g} from there")
-    search.add_argument("--playout-tactics", choices=PLAYOUT_TACTICS, default="mogo",
-                        help="the playouts' tactics: mogo = MoGo's (escape from atari, capture, "
-                             "3x3 patterns); fuego = those and Fuego's: moves at the liberties "
-                             "of two-liberty chains (capturing races), the nakade of a "
-                             "three-point eye space, no lone stone put in atari for nothing; "
-                             "fuego-ladders = fuego and no escape into a ladder (Pachi's check: "
-                             "it reads ladders, the dearest); see engine/search/playout.pyx. "
-                             "Default: %(default)s")
-    search.add_argument("--last-good-reply", action="store_true",
-                        help="the playouts also play the replies that won the tree's recent "
-                             "simulations and forget those that lost (LGRF-2 and LGRF-1, Baier "
-                             "& Drake 2010), after escapes and captures, before the patterns")
-    search.add_argument("--prior-threshold", type=int, metavar="N",
-                        help="visits a node needs before the net gives its children their "
-                             "prior (the root: at once); default: "
-                             f"{SOFTSEG_PRIOR_THRESHOLD} for a soft-segmentation net, "
-                             f"{DEFAULT_NET_PRIOR_THRESHOLD} for an ISN (ten times cheaper a call)")
-    search.add_argument("--value-weight", type=number(minimum=0, maximum=1, what="value weight"),
-                        default=DEFAULT_VALUE_WEIGHT,
-                        help="share of the net's value in each simulation's result (default: "
-                             "%(default)g: playouts only)")
-    search.add_argument("--expand-threshold", type=int, default=DEFAULT_EXPAND_THRESHOLD,
-                        metavar="N", help="visits before a leaf gets children; default: "
-                                          "%(default)d")
-    search.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
-                        help="node budget per tree; the search stops growing there "
-                             "(default: %(default)d)")
-    parser.add_argument("--override-version", metavar="VERSION", type=version_text,
-                        help="answer the GTP `version` command with VERSION instead of kosumi's "
-                             "own, as KataGo's -override-version does (Lizzie 0.7.4 reads the "
-                             "version as Leela Zero's and needs 0.15 or later: use 0.17)")
-    parser.add_argument("--log-level", default="warning",
-                        choices=("debug", "info", "warning", "error"),
-                        help="log detail (default: %(default)s)")
-    parser.add_argument("--log-file", metavar="PATH",
-                        help="write the log there instead of to stderr")
+    add_settings_options(parser, (PlayerSettings, SearchSettings),
+                         groups={PlayerSettings: players, SearchSettings: search})
+    add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser
 
@@ -174,7 +73,7 @@ def version_text(text):
     return text.strip()
 
 
-def make_evaluator(args):
+def make_evaluator(args, player_settings):
     """The evaluator the options ask for. Raises OSError/ValueError with a message that names
     the weight file when it cannot be loaded."""
     if args.evaluator == "uniform":
@@ -185,25 +84,14 @@ def make_evaluator(args):
     from engine.rules.game import SYMMETRIES
     if args.search == "1ply":
         evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS)
-        symmetries = args.symmetries or (SYMMETRIES if evaluator.tells_directions_apart else 1)
+        symmetries = player_settings.symmetries or \
+            (SYMMETRIES if evaluator.tells_directions_apart else 1)
         if symmetries > 1:
             from engine.nets.evaluator import SymmetricEvaluator
             evaluator = SymmetricEvaluator(evaluator, symmetries)
         return evaluator
     from engine.play.search_player import load_prior_evaluator
     return load_prior_evaluator(args.weights)
-
-
-def load_predictor(args):
-    """The policy net the options name (a MovePredictor), the shipped one by default when it is
-    there, or None. Raises WeightFileError naming a named file that cannot be used."""
-    from engine.nets.predictor import MovePredictor
-    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
-    if args.policy == "none":
-        return None
-    if args.policy is None and not DEFAULT_POLICY_WEIGHTS.exists():
-        return None
-    return MovePredictor.load(args.policy or DEFAULT_POLICY_WEIGHTS, args.policy_symmetries)
 
 
 def resolve_player(args):
@@ -213,63 +101,67 @@ def resolve_player(args):
     return args
 
 
+def engine_settings(args):
+    """The PlayerSettings and SearchSettings the options give, with the seed drawn (and logged)
+    when none was given, so that every player, and kosumi-get-param seed, has the same."""
+    from engine.gtp.options import settings_from_options
+    from engine.play.settings import PlayerSettings, SearchSettings
+    player_settings = settings_from_options(PlayerSettings, args)
+    if player_settings.seed is None:
+        player_settings.seed = int.from_bytes(os.urandom(4), "little")
+    log.info("seed %d", player_settings.seed)
+    return player_settings, settings_from_options(SearchSettings, args)
+
+
 def build_engine(args):
+    """The KosumiEngine the options describe. Every player holds the same two settings objects,
+    which the GTP parameter commands change in place."""
     from engine.gtp.commands import KosumiEngine
+    from engine.gtp.options import load_predictor
+    from engine.gtp.params import ParameterTable
+    from engine.gtp.protocol import GtpError
     from engine.play.player import Player
-    from engine.play.search_player import load_prior_evaluator
+    from engine.play.search_player import SearchPlayer, load_prior_evaluator
     args = resolve_player(args)
-    evaluator = make_evaluator(args)
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    log.info("seed %d", seed)
-    resign_threshold = None if args.no_resign else args.resign_threshold
-    one_ply = Player(evaluator, beta=args.beta, seed=seed, resign_threshold=resign_threshold,
-                     capture_all_dead=args.capture_all_dead)
-    predictor = load_predictor(args) if args.search == "mcts" and args.policy_prior != "off" \
-        or args.player == "policy" else None
+    player_settings, search_settings = engine_settings(args)
+    evaluator = make_evaluator(args, player_settings)
+    one_ply = Player(evaluator, player_settings)
+    searching = args.search == "mcts" and args.player != "policy"
+    predictor = load_predictor(args.policy, player_settings.policy_symmetries) \
+        if searching and search_settings.policy_prior != "off" or args.player == "policy" \
+        else None
+
+    def analysis_searcher():
+        # kosumi-search beside a player that does not search: the tree --search mcts would
+        # build, over the named or the default net alone (not averaged over the symmetries:
+        # eight times the cost a node), with the same settings
+        try:
+            prior = load_prior_evaluator(args.weights) if args.evaluator == "net" else evaluator
+            policy = predictor
+            if policy is None and search_settings.policy_prior != "off":
+                policy = load_predictor(args.policy, player_settings.policy_symmetries)
+        except (OSError, ValueError) as error:
+            raise GtpError(f"cannot load the search's nets: {error}") from None
+        return SearchPlayer(prior, search_settings, player_settings, policy)
+
     if args.player == "policy":
         from engine.play.policy_player import PolicyPlayer
         if predictor is None:
             raise ValueError("--player policy needs a policy network: give one with --policy PATH "
                              "(kosumi-train policy trains one)")
-        player = PolicyPlayer(predictor, evaluator, one_ply, temperature=args.policy_temperature,
-                              seed=seed, resign_threshold=resign_threshold,
-                              capture_all_dead=args.capture_all_dead)
-        engine = KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size,
-                              one_ply=one_ply)
-    elif args.search == "1ply":
-        # kosumi-search's tree takes the prior --search mcts would: the named or the default net
-        # alone (not averaged over the symmetries: eight times the cost a node)
-        search_evaluator = (lambda: load_prior_evaluator(args.weights)) \
-            if args.evaluator == "net" else None
-        engine = KosumiEngine(evaluator, one_ply, komi=args.komi, rules=args.rules,
-                              size=args.size, search_evaluator=search_evaluator)
+        player, searcher = PolicyPlayer(predictor, evaluator, one_ply, player_settings), \
+            analysis_searcher
+    elif searching:
+        player = SearchPlayer(evaluator, search_settings, player_settings, predictor)
+        searcher = lambda: player   # noqa: E731 (the playing search is kosumi-search's)
     else:
-        engine = KosumiEngine(evaluator, make_search_player(args, evaluator, seed, resign_threshold,
-                                                            predictor),
-                              komi=args.komi, rules=args.rules, size=args.size, one_ply=one_ply)
+        player, searcher = one_ply, analysis_searcher
+    engine = KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size,
+                          one_ply=one_ply, searcher=searcher,
+                          parameters=ParameterTable(player_settings, search_settings, searching))
     if args.override_version is not None:
         engine.engine_version = args.override_version
     return engine
-
-
-def make_search_player(args, evaluator, seed, resign_threshold, predictor=None):
-    from engine.play.search_player import DEFAULT_PLAYOUTS, SearchPlayer
-    playouts = args.playouts
-    if playouts is None and args.time_per_move is None:
-        playouts = DEFAULT_PLAYOUTS
-    return SearchPlayer(evaluator, playouts=playouts, seconds_per_move=args.time_per_move,
-                        threads=args.threads, seed=seed, resign_threshold=resign_threshold,
-                        capture_all_dead=args.capture_all_dead,
-                        use_prior={"auto": None, "net": True, "none": False}[args.search_prior],
-                        predictor=predictor,
-                        use_policy={"auto": None, "on": True, "off": False}[args.policy_prior],
-                        policy_visits=args.policy_visits,
-                        prior_visits=args.prior_visits,
-                        prior_threshold=args.prior_threshold,
-                        knowledge_visits=args.knowledge_prior, value_weight=args.value_weight,
-                        expand_threshold=args.expand_threshold, max_nodes=args.max_nodes,
-                        playout_tactics=args.playout_tactics,
-                        last_good_reply=args.last_good_reply)
 
 
 def main(argv=None):
@@ -281,12 +173,8 @@ def main(argv=None):
     args = resolve_player(parser.parse_args(argv))
     if (args.symmetries or 1) > 1 and args.search != "1ply":
         parser.error("--symmetries is for the 1-ply player (--search 1ply)")
-    from engine.gtp.protocol import configure_logging
-    try:
-        configure_logging(args.log_level, args.log_file)
-    except OSError as error:
-        print(f"kosumi: cannot open the log file: {error}", file=sys.stderr)
-        sys.exit(EXIT_BAD_SETUP)
+    from engine.gtp.options import EXIT_BAD_SETUP, start_logging
+    start_logging(args, "kosumi")
     try:
         engine = build_engine(args)
     except (OSError, ValueError) as error:

@@ -3,7 +3,8 @@
 Reading order: `Evaluator` (the two calls every implementation provides), `NetworkEvaluator`
 (Blair's Internal Symmetry Network: `evaluate()`, `successor_values()` and `_position()`, the
 implicit recurrence over the game), `SoftSegEvaluator` (NeuroGo 3's soft-segmentation network,
-engine/nets/softseg.pyx: no recurrence, a position is evaluated alone), `SymmetricEvaluator`
+engine/nets/softseg.pyx: no recurrence, a position is evaluated alone), `UnitGraphEvaluator`
+(NeuroGo 1996's network over strings and empty points, engine/nets/unitnet.pyx), `SymmetricEvaluator`
 (another evaluator averaged over the board's symmetries), `UniformEvaluator` (a
 trivial area count for tests), and `load_evaluator()`, which builds the one a weight file's
 architecture names.
@@ -38,6 +39,7 @@ from engine.rules.board import BLACK, EMPTY, PASS, WHITE
 from engine.rules.game import SYMMETRIES, symmetric_loc
 from engine.nets import network as isn
 from engine.nets import softseg
+from engine.nets import unitnet
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
 CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
@@ -314,6 +316,63 @@ class SoftSegEvaluator(Evaluator):
         return self.network.connectivity()[frame, loc]
 
 
+class UnitGraphEvaluator(Evaluator):
+    """NeuroGo's network over units (Enzenberger 1996) behind the Evaluator interface. Its outputs
+    are, per point, the probability that the side to move owns it at the end (Benson's verdict
+    where there is one), so the value is the expected area margin (Chinese scoring), komi
+    included. Its relations are distances, adjacency and groups, which no symmetry of the board
+    changes: it needs no symmetry averaging. An evaluation's outputs are (num_locs, 1), the
+    probability that the side to move owns each point; its inputs, per loc, the anchor of the
+    point's unit (the points the network took as one). Evaluations are remembered by position
+    (board, side to move) in a small LRU cache."""
+
+    def __init__(self, network, cache_size=DEFAULT_CACHE_SIZE, metadata=None):
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be at least 1, not {cache_size}")
+        self.network = network
+        self.cache_size = int(cache_size)
+        self.metadata = metadata or {}
+        self._cache = OrderedDict()
+        self._params_version = network.params_version
+        self.evaluations = 0
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def twin(self):
+        return UnitGraphEvaluator(copy_network(self.network), self.cache_size, self.metadata)
+
+    def evaluate(self, state):
+        if self.network.params_version != self._params_version:
+            self.clear_cache()
+            self._params_version = self.network.params_version
+        key = (state.size, state.board.hash, state.to_move)
+        known = self._cache.get(key)
+        if known is None:
+            owned, _, total = self.network.evaluate_board(state.board, state.to_move)
+            self.evaluations += 1
+            on_board = np.zeros(len(owned), dtype=bool)
+            on_board[state.board.points()] = True
+            frame = np.where(on_board, 2.0 * owned - 1.0, 0.0)
+            ownership = frame if state.to_move == BLACK else -frame      # real colours
+            known = (2.0 * total - state.size * state.size, _read_only(owned[:, None].copy()),
+                     _read_only(ownership), _read_only(self.network.unit_anchors()))
+            self._cache[key] = known
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        margin, outputs, ownership, units = known
+        return Evaluation(margin + _komi_for(state.to_move, state.rules.komi), ownership, outputs,
+                          units)
+
+    def successor_values(self, state):
+        moves = state.legal_moves()
+        mover = state.to_move
+        pass_value, values = self.network.successor_values(state.board.copy(), mover, moves,
+                                                           state.rules.suicide)
+        return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
+
+
 class SymmetricEvaluator(Evaluator):
     """Another evaluator's values averaged over the first `count` of the board's eight symmetries
     (engine/rules/game.py: symmetric_point; 1 the evaluator alone, 8 all), each symmetry an
@@ -425,6 +484,10 @@ class UniformEvaluator(Evaluator):
 
 def copy_network(network):
     """A network of network's architecture with a copy of its parameters and its own buffers."""
+    if isinstance(network, unitnet.UnitGraphNetwork):
+        twin = unitnet.UnitGraphNetwork(network.feature_set, network.hidden, network.max_distance)
+        twin.set_params(network.get_params())
+        return twin
     if isinstance(network, softseg.SoftSegNetwork):
         sizes = network.sizes
         twin = softseg.SoftSegNetwork(network.feature_set, sizes["hidden1"], sizes["hidden2"],
@@ -436,11 +499,14 @@ def copy_network(network):
 
 def load_evaluator(path=None, **options):
     """The evaluator of a weight file (None: weights.DEFAULT_WEIGHTS): NetworkEvaluator for an
-    ISN, SoftSegEvaluator for a soft-segmentation net. options go to it (NetworkEvaluator:
-    capture_value, stone_value, cache_size; SoftSegEvaluator: cache_size). Raises
+    ISN, SoftSegEvaluator for a soft-segmentation net, UnitGraphEvaluator for a unit-graph net.
+    options go to it (NetworkEvaluator: capture_value, stone_value, cache_size; the others:
+    cache_size). Raises
     weights.WeightFileError (a ValueError) naming the file and the problem."""
     from engine.nets import weights
     network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
     if isinstance(network, softseg.SoftSegNetwork):
         return SoftSegEvaluator(network, metadata=metadata, **options)
+    if isinstance(network, unitnet.UnitGraphNetwork):
+        return UnitGraphEvaluator(network, metadata=metadata, **options)
     return NetworkEvaluator(network, metadata=metadata, **options)

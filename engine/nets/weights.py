@@ -10,6 +10,8 @@ A weight file is an .npz archive (read with allow_pickle=False) holding two arra
                       "rich_signal" (only when true; absent means false)}
                      or {"name": "softseg", "hidden1", "hidden2", "intervals", "cutoff",
                       "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg.pxd)
+                     or {"name": "unitgraph", "hidden", "max_distance", "num_inputs",
+                      "num_outputs", "num_params"} (engine/nets/unitnet.pyx)
     feature_set      {"name", "version"} of the inputs the parameters were trained on (softseg:
                      also "raw", the constant input)
     board_size       the board size trained on (the net itself plays on any size)
@@ -31,13 +33,15 @@ import numpy as np
 
 from engine.nets.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
 from engine.nets import softseg
+from engine.nets import unitnet
 
 FORMAT_NAME = "kosumi-weights"
 FORMAT_VERSION = 1
 ZIP_SIGNATURE = b"PK\x03\x04"    # an .npz is a zip archive; anything else np.load would unpickle
 ARCHITECTURE = "isn"
 SOFTSEG = "softseg"
-ARCHITECTURES = (ARCHITECTURE, SOFTSEG)
+UNITGRAPH = "unitgraph"
+ARCHITECTURES = (ARCHITECTURE, SOFTSEG, UNITGRAPH)
 DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hidden units
 DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
 
@@ -96,6 +100,16 @@ def new_softseg_network(seed, feature_set="neurogo", hidden1=softseg.DEFAULT_HID
     return network
 
 
+def new_unitgraph_network(seed, feature_set=unitnet.DEFAULT_FEATURE_SET,
+                          hidden=unitnet.DEFAULT_HIDDEN, max_distance=unitnet.DEFAULT_MAX_DISTANCE,
+                          scale=unitnet.DEFAULT_INIT_SCALE):
+    """A freshly initialised unit-graph network (NeuroGo 1996), parameters from N(0, scale^2)
+    (PCG64 seeded by seed)."""
+    network = unitnet.UnitGraphNetwork(feature_set, hidden, max_distance)
+    network.set_params(np.random.default_rng(seed).normal(0.0, scale, network.num_params))
+    return network
+
+
 def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
     return Network(feature_set, trivial=counts["T"], symmetric=counts["S"], diagonal=counts["D"],
                    chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases,
@@ -103,6 +117,9 @@ def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
 
 
 def architecture_of(network):
+    if isinstance(network, unitnet.UnitGraphNetwork):
+        return {"name": UNITGRAPH, **network.sizes, "num_inputs": network.num_inputs,
+                "num_outputs": network.num_outputs, "num_params": network.num_params}
     if isinstance(network, softseg.SoftSegNetwork):
         return {"name": SOFTSEG, **network.sizes, "num_inputs": network.num_inputs,
                 "num_outputs": network.num_outputs, "num_params": network.num_params}
@@ -127,6 +144,9 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
     if isinstance(network, softseg.SoftSegNetwork):
         feature_record = {"name": network.feature_set,
                           "version": softseg.feature_set_version(network.feature_set)}
+    elif isinstance(network, unitnet.UnitGraphNetwork):
+        feature_record = {"name": network.feature_set,
+                          "version": unitnet.feature_set_version(network.feature_set)}
     else:
         feature_set = FEATURE_SETS[network.feature_set]
         feature_record = {"name": feature_set.name, "version": feature_set.version}
@@ -196,7 +216,7 @@ def load_weights(path, feature_set=None):
     or mismatched file. feature_set: the input feature set the caller will feed the net; a file
     trained on another set is refused (a net must never meet inputs it was not trained on)."""
     path = Path(path)
-    known_sets = set(FEATURE_SETS) | set(softseg.FEATURE_SETS)
+    known_sets = set(FEATURE_SETS) | set(softseg.FEATURE_SETS) | set(unitnet.FEATURE_SETS)
     if feature_set is not None and feature_set not in known_sets:
         raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(known_sets)}")
     arrays = read_npz(path, WeightFileError)
@@ -254,6 +274,8 @@ def _network_from_metadata(path, metadata):
                                     f"(this kosumi runs {' and '.join(map(repr, ARCHITECTURES))})")
     if architecture["name"] == SOFTSEG:
         return _softseg_from_metadata(path, metadata)
+    if architecture["name"] == UNITGRAPH:
+        return _unitgraph_from_metadata(path, metadata)
     feature = metadata["feature_set"]
     known = FEATURE_SETS.get(feature.get("name"))
     if known is None:
@@ -312,6 +334,34 @@ def _softseg_from_metadata(path, metadata):
                                     f"got {cutoff!r}")
     network = softseg.SoftSegNetwork(name, architecture["hidden1"], architecture["hidden2"],
                                      architecture["intervals"], float(cutoff))
+    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
+                          ("num_params", network.num_params)):
+        if architecture.get(key) != expected:
+            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
+                                        f"architecture has {expected}")
+    return network
+
+
+def _unitgraph_from_metadata(path, metadata):
+    """The unit-graph network the metadata describes, every size checked."""
+    architecture = metadata["architecture"]
+    feature = metadata["feature_set"]
+    name = feature.get("name")
+    if name not in unitnet.FEATURE_SETS:
+        raise WeightFileError(path, f"unknown unit feature set {name!r} "
+                                    f"(known: {sorted(unitnet.FEATURE_SETS)})")
+    if feature.get("version") != unitnet.feature_set_version(name):
+        raise WeightFileError(path, f"unit feature set {name} version {feature.get('version')!r} "
+                                    f"does not match this kosumi's version "
+                                    f"{unitnet.feature_set_version(name)}")
+    limits = {"hidden": (1, unitnet.MAX_HIDDEN_UNITS),
+              "max_distance": (1, unitnet.MAX_DISTANCE)}
+    for key, (low, high) in limits.items():
+        value = architecture.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise WeightFileError(path, f"architecture {key} should be an integer {low}..{high}, "
+                                        f"got {value!r}")
+    network = unitnet.UnitGraphNetwork(name, architecture["hidden"], architecture["max_distance"])
     for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
                           ("num_params", network.num_params)):
         if architecture.get(key) != expected:

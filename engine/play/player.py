@@ -21,12 +21,17 @@ Passing (in this order):
   before passing: the candidates shrink to the liberties of the dead chains.
 Resigning: when the best value stays below -resign_threshold x (board points) for RESIGN_STREAK
 of our moves in a row; `resign_threshold=None` never resigns.
+
+`MovePlayer` is what the GTP engine asks of every player (this one, engine/play/search_player.py,
+engine/play/policy_player.py); each holds its settings (engine/play/settings.py) and reads them
+at every move.
 """
 import copy
 import logging
 import math
 import time
 from dataclasses import dataclass
+from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -34,12 +39,11 @@ from engine.scoring import deadstones
 from engine.rules.board import BLACK, PASS, opponent
 from engine.rules.coords import format_vertex
 from engine.rules.game import connected_parts, pass_alive
+from engine.play.settings import PlayerSettings, with_changes
 
 log = logging.getLogger("kosumi.player")
 
 RESIGN = "resign"
-DEFAULT_BETA = 20.0            # Blair's tournament setting (training used 4)
-DEFAULT_RESIGN_THRESHOLD = 0.5  # behind by half the board's points: no comeback is plausible
 PASS_MARGIN = 0.5              # real gains are whole points; smaller differences are noise
 RESIGN_STREAK = 3              # one bad evaluation is not enough to give up
 COUNT_DOUBT_MARGIN = 0.1       # of the board's points: a count lost by more (8 points on 9x9,
@@ -179,19 +183,39 @@ def safe_own_points(board, colour, keep_regions_with_opponent_stones):
     return points
 
 
-class Player:
-    """The move choice of one engine: an evaluator, the Boltzmann temperature, a seeded random
-    generator, and the passing, cleanup and resigning rules of the module docstring."""
+@runtime_checkable
+class MovePlayer(Protocol):
+    """What the GTP engine (engine/gtp/commands.py) asks of a player. Implemented by the 1-ply
+    `Player`, `SearchPlayer` and `PolicyPlayer`."""
 
-    def __init__(self, evaluator, beta=DEFAULT_BETA, seed=None,
-                 resign_threshold=DEFAULT_RESIGN_THRESHOLD, capture_all_dead=False):
-        if not (beta >= 0):
-            raise ValueError(f"beta must be >= 0 (or inf), got {beta!r}")
+    def new_game(self) -> None:
+        """Forget what the last game taught (resign streaks, kept trees)."""
+
+    def choose(self, state, colour, cleanup=False, time_budget=None, dry_run=False,
+               restriction=None) -> "Decision":
+        """The Decision for colour in state (state unchanged). cleanup: kgs-genmove_cleanup;
+        time_budget: seconds, or None; dry_run: the player's random state and streaks are
+        restored afterwards, so the same call without it decides the same; restriction: a
+        MoveRestriction of the analysis commands."""
+
+    def analyse(self, state, colour, capture_mode=None, restriction=None):
+        """The player's view of the position for colour: a MoveAnalysis or SearchAnalysis."""
+
+    def analysis_stream(self, state, colour, interval, restriction=None) -> Iterator:
+        """Analyses of the position, one every `interval` seconds for as long as the caller asks
+        (a search ponders on); a player that does not search gives one."""
+
+
+class Player:
+    """The 1-ply move choice: an evaluator, the Boltzmann temperature, a seeded random generator,
+    and the passing, cleanup and resigning rules of the module docstring. settings: its
+    PlayerSettings (default: PlayerSettings()); changes: settings fields to replace in a copy of
+    them (as tests and benchmarks build a player)."""
+
+    def __init__(self, evaluator, settings=None, **changes):
+        self.settings = with_changes(settings or PlayerSettings(), changes)
         self.evaluator = evaluator
-        self.beta = float(beta)
-        self.rng = np.random.default_rng(seed)
-        self.resign_threshold = resign_threshold
-        self.capture_all_dead = capture_all_dead
+        self.rng = np.random.default_rng(self.settings.seed)
         self.hopeless_streak = 0
         self.seconds_per_size = {}   # measured cost of one choose() per board size
 
@@ -205,7 +229,7 @@ class Player:
         that `restriction` (a MoveRestriction, see engine/play/restriction.py) does not permit
         now is not a candidate."""
         if capture_mode is None:
-            capture_mode = self.capture_all_dead
+            capture_mode = self.settings.capture_all_dead
         state = state_for(state, colour)
         moves, values = (evaluator or self.evaluator).successor_values(state)
         moves = list(moves)
@@ -218,8 +242,12 @@ class Player:
                               for m in moves], dtype=bool)
         if restriction:
             candidate &= np.array([restriction.permits(colour, m) for m in moves], dtype=bool)
-        probabilities = boltzmann(values, candidate, self.beta)
+        probabilities = boltzmann(values, candidate, self.settings.beta)
         return MoveAnalysis(colour, board.size, moves, values, candidate, probabilities)
+
+    def analysis_stream(self, state, colour, interval, restriction=None):
+        """The 1-ply analysis, once: it does not change while the caller waits."""
+        yield self.analyse(state, colour, restriction=restriction)
 
     # --- the policy ---------------------------------------------------------------------------
 
@@ -246,7 +274,7 @@ class Player:
                 if cost > fraction and expected is not None:
                     return self._instant_move(state, colour, time_budget, restriction)
         started = time.perf_counter()
-        capture_mode = cleanup or self.capture_all_dead
+        capture_mode = cleanup or self.settings.capture_all_dead
         analysis = self.analyse(state, colour, capture_mode, restriction, evaluator)
         decision = self._decide(state, colour, analysis, cleanup, capture_mode)
         if restriction and decision.move == PASS and not restriction.permits(colour, PASS):
@@ -269,8 +297,9 @@ class Player:
         pass_value = float(values[pass_index])
         gains = best_real > pass_value + PASS_MARGIN
 
-        if self.resign_threshold is not None and not cleanup:
-            hopeless = max(best_real, pass_value) < -self.resign_threshold * size * size
+        resign_threshold = self.settings.resign_threshold
+        if resign_threshold is not None and not cleanup:
+            hopeless = max(best_real, pass_value) < -resign_threshold * size * size
             self.hopeless_streak = self.hopeless_streak + 1 if hopeless else 0
             if self.hopeless_streak >= RESIGN_STREAK:
                 return Decision(RESIGN, analysis, f"hopeless for {self.hopeless_streak} moves")
@@ -284,7 +313,7 @@ class Player:
         if opponent_passed and not cleanup:
             # Passing now ends the game: the count decides, or a move that beats passing.
             verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
-                                            self.resign_threshold is not None)
+                                            resign_threshold is not None)
             if verdict.move is not None:
                 return Decision(verdict.move, analysis, verdict.reason)
             mask = mask & (values > pass_value + PASS_MARGIN)
@@ -304,7 +333,7 @@ class Player:
             return Decision(PASS, analysis, no_gain)
         if not mask.any():
             return Decision(PASS, analysis, "no candidate move")
-        probabilities = boltzmann(values, mask, self.beta)
+        probabilities = boltzmann(values, mask, self.settings.beta)
         index = int(self.rng.choice(len(moves), p=probabilities))
         return Decision(moves[index], analysis, reason, float(probabilities[index]))
 
@@ -315,7 +344,7 @@ class Player:
         real[len(analysis.moves) - 1] = False
         if not real.any():
             return Decision(PASS, analysis, "no permitted move")
-        probabilities = boltzmann(analysis.values, real, self.beta)
+        probabilities = boltzmann(analysis.values, real, self.settings.beta)
         index = int(self.rng.choice(len(analysis.moves), p=probabilities))
         return Decision(analysis.moves[index], analysis,
                         f"pass not permitted ({decision.reason})", float(probabilities[index]))

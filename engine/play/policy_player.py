@@ -24,6 +24,7 @@ import numpy as np
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, PASS_MARGIN,
                                 after_opponent_passed, dead_stone_liberties, move_text,
                                 safe_own_points, state_for)
+from engine.play.settings import PlayerSettings, with_changes
 from engine.rules.board import PASS, opponent
 
 log = logging.getLogger("kosumi.policy")
@@ -32,25 +33,25 @@ log = logging.getLogger("kosumi.policy")
 class PolicyPlayer:
     """Moves by the policy net (module docstring). evaluator: the value net or the uniform
     evaluator, for the dead stones of the count; one_ply: the 1-ply player whose analysis the
-    analysis commands show."""
+    analysis commands show; settings: its PlayerSettings (policy_temperature, seed,
+    capture_all_dead; resign_threshold None: never resign), default PlayerSettings(); changes:
+    fields to replace in a copy of them."""
 
-    def __init__(self, predictor, evaluator, one_ply, temperature=0.0, seed=None,
-                 resign_threshold=0.5, capture_all_dead=False):
-        if not temperature >= 0:
-            raise ValueError(f"temperature must be >= 0, not {temperature!r}")
+    def __init__(self, predictor, evaluator, one_ply, settings=None, **changes):
+        self.settings = with_changes(settings or PlayerSettings(), changes)
         self.predictor = predictor
         self.evaluator = evaluator
         self.one_ply = one_ply
-        self.temperature = float(temperature)
-        self.rng = np.random.default_rng(seed)
-        self.resign_threshold = resign_threshold      # None: never resign
-        self.capture_all_dead = capture_all_dead
+        self.rng = np.random.default_rng(self.settings.seed)
 
     def new_game(self):
         self.one_ply.new_game()
 
     def analyse(self, state, colour, capture_mode=None, restriction=None, evaluator=None):
         return self.one_ply.analyse(state, colour, capture_mode, restriction, evaluator)
+
+    def analysis_stream(self, state, colour, interval, restriction=None):
+        return self.one_ply.analysis_stream(state, colour, interval, restriction)
 
     def candidates(self, state, colour, capture_mode, restriction=None):
         """Legal moves (superko included) worth playing: no own eye, no own safe point."""
@@ -70,7 +71,7 @@ class PolicyPlayer:
             finally:
                 self.rng.bit_generator.state = saved
         state = state_for(state, colour)
-        capture_mode = cleanup or self.capture_all_dead
+        capture_mode = cleanup or self.settings.capture_all_dead
         probabilities = self.predictor.probabilities(state, colour)
         moves = self.candidates(state, colour, capture_mode, restriction)
         decision = self._decide(state, colour, moves, probabilities, cleanup, capture_mode)
@@ -88,7 +89,7 @@ class PolicyPlayer:
         all_moves, reason, no_move = moves, "policy", "no candidate"
         if opponent_passed and not cleanup:
             verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
-                                            self.resign_threshold is not None)
+                                            self.settings.resign_threshold is not None)
             if verdict.move is not None:
                 return Decision(verdict.move, None, verdict.reason)
             # lost by little: only a move the values rate better than passing, never a stone
@@ -113,10 +114,11 @@ class PolicyPlayer:
 
     def _draw(self, moves, probabilities, reason):
         weights = np.array([probabilities[m] for m in moves], dtype=float)
-        if self.temperature == 0 or weights.sum() <= 0:
+        temperature = self.settings.policy_temperature
+        if temperature == 0 or weights.sum() <= 0:
             index = int(np.argmax(weights))
             return Decision(moves[index], None, reason, float(weights[index]))
-        weights = np.power(weights / weights.max(), 1.0 / self.temperature)
+        weights = np.power(weights / weights.max(), 1.0 / temperature)
         weights /= weights.sum()
         index = int(self.rng.choice(len(moves), p=weights))
         return Decision(moves[index], None, reason, float(weights[index]))

@@ -15,6 +15,10 @@ simulation falls as prior_threshold (the visits a node needs before it asks) ris
 for the ISN and 64 for the soft-segmentation net, whose calls cost about ten times as much
 (default_prior_threshold(): a simulation then costs 1.7 times the ISN's at 8).
 
+Settings. The player reads its SearchSettings and PlayerSettings (engine/play/settings.py) at
+every search, so a value changed at run time counts from the next search on; a change that
+concerns the trees (their options, the threads) makes new ones.
+
 Threads. `threads` > 1 runs that many trees side by side (root parallelism: each with its own
 seed and its own evaluator, a twin of the player's: the playouts and the networks' arithmetic
 release the GIL), and their root statistics are added. One thread with a seed repeats a search
@@ -32,39 +36,28 @@ import numpy as np
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK,
                                  after_opponent_passed, boltzmann, count_after_passing,
                                  dead_stone_liberties, move_text, state_for)
+from engine.play.settings import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
+                                  RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD, PlayerSettings,
+                                  SearchSettings, split_changes, with_changes)
 from engine.rules.board import BLACK, PASS, opponent
-from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_KNOWLEDGE_PRIOR,
-                                DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
-                                DEFAULT_NET_PRIOR_THRESHOLD, DEFAULT_RAVE_EQUIVALENCE,
-                                DEFAULT_VALUE_WEIGHT, TreeSearch)
+from engine.search.tree import DEFAULT_KNOWLEDGE_PRIOR, DEFAULT_NET_PRIOR_THRESHOLD, TreeSearch
 
 log = logging.getLogger("kosumi.search")
 
-DEFAULT_PLAYOUTS = 3000
 SEARCH_CACHE_SIZE = 4096        # evaluator positions remembered: a node's parent must still be
                                 # there when the node is expanded (else the recurrence replays)
-DEFAULT_PRIOR_SCALE = 5.0       # points: a 5-point better successor is a 73% prior win rate
 DEFAULT_PRIOR_BETA = 1.0        # Boltzmann beta (per point) of the prior shown in analysis
-RESIGN_WINRATE = 0.05           # the best move wins fewer than 1 in 20 simulations
+CHANCE_WINRATE = 0.05           # a move that wins fewer than 1 in 20 simulations has no chance
 PLAY_ON_SHARE = 0.01            # of the root's simulations: a move the search visited less, or
-                                # that wins fewer than RESIGN_WINRATE of them, is not played
+                                # that wins fewer than CHANCE_WINRATE of them, is not played
                                 # instead of a pass that loses (a stone thrown away)
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
 FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
-LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0   # games of rules of thumb per child on large boards, where
-                                     # they stand in for the net's prior (see SearchPlayer)
-RULES_OF_THUMB_LINES = 13       # boards from this many lines are large for the defaults above
-
-
-POLICY_PRIOR_VISITS = 40.0      # games of equivalent experience a move predictor's top move
-                                # gets as wins (each move: this x sqrt(its share of the top's))
-POLICY_BASE_VISITS = 10.0       # games at an even win rate under it, when no value net speaks
+POLICY_BASE_VISITS = 10.0       # games at an even win rate under a policy net's prior, when no
+                                # value net speaks
 POLICY_PRIOR_THRESHOLD = 16     # visits before a node asks the move predictor (the root: at once)
-POLICY_PRIOR_LINES = 13         # boards from this many lines take a move predictor's prior by
-                                # default (it learnt 19x19 human games)
-SOFTSEG_PRIOR_THRESHOLD = 64    # visits before a node asks the soft-segmentation net: 1.7 times
-                                # the ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
+USE_PRIOR = {"auto": None, "net": True, "none": False}      # SearchSettings.search_prior
 
 
 def load_prior_evaluator(weights=None):
@@ -147,7 +140,12 @@ class _TreeOwner:
 class SearchPlayer:
     """Monte-Carlo tree search with the evaluator's prior (module docstring).
 
-    use_prior and knowledge_visits None (the defaults) depend on the board: below
+    settings: its SearchSettings, player_settings: the PlayerSettings it shares with the other
+    players (seed, capture_all_dead), each default when None; changes: fields of either to
+    replace in a copy (the search's first: resign_threshold is the search's), as tests and
+    benchmarks build a player. predictor: a policy net (MovePredictor) for the prior, or None.
+
+    search_prior and knowledge_prior auto (the defaults) depend on the board: below
     RULES_OF_THUMB_LINES lines the net's prior and no rules of thumb; from there no net prior
     and LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb. The shipped nets learnt 9x9: on
     19x19 their successor values hardly differ in the opening, so their prior (every move a
@@ -156,54 +154,44 @@ class SearchPlayer:
     from LARGE_BOARD_LINES (and the tree leaves the far edge moves out there,
     engine/search/tree.pyx). On 13x13 a net's call costs so many playouts that at equal time
     the search without it won most games against either net's prior (docs/notebook/search.md).
-    prior_threshold None: default_prior_threshold(evaluator), or POLICY_PRIOR_THRESHOLD where the
+    prior_threshold auto: default_prior_threshold(evaluator), or POLICY_PRIOR_THRESHOLD where the
     move predictor's prior goes without the evaluator's (the value net's calls cost more)."""
 
-    def __init__(self, evaluator, playouts=DEFAULT_PLAYOUTS, seconds_per_move=None, threads=1,
-                 seed=None, resign_threshold=0.5, capture_all_dead=False, use_prior=None,
-                 predictor=None, use_policy=None, policy_visits=POLICY_PRIOR_VISITS,
-                 prior_visits=DEFAULT_NET_PRIOR, prior_threshold=None,
-                 prior_scale=DEFAULT_PRIOR_SCALE, knowledge_visits=None,
-                 value_weight=DEFAULT_VALUE_WEIGHT, expand_threshold=DEFAULT_EXPAND_THRESHOLD,
-                 rave_equivalence=DEFAULT_RAVE_EQUIVALENCE, max_nodes=DEFAULT_MAX_NODES,
-                 patterns=True, playout_tactics="mogo", last_good_reply=False, reuse_tree=True):
-        if playouts is None and seconds_per_move is None:
-            raise ValueError("the search needs a budget: playouts, seconds per move, or both")
-        if playouts is not None and playouts < 1:
-            raise ValueError(f"playouts must be at least 1, not {playouts}")
-        if seconds_per_move is not None and not seconds_per_move > 0:
-            raise ValueError(f"seconds per move must be positive, not {seconds_per_move}")
-        if threads < 1:
-            raise ValueError(f"threads must be at least 1, not {threads}")
+    def __init__(self, evaluator, settings=None, player_settings=None, predictor=None,
+                 **changes):
+        search_changes, player_changes = split_changes(changes, SearchSettings, PlayerSettings)
+        self.settings = with_changes(settings or SearchSettings(), search_changes)
+        self.player_settings = with_changes(player_settings or PlayerSettings(), player_changes)
         self.evaluator = evaluator
-        self.playouts = playouts
-        self.seconds_per_move = seconds_per_move
-        self.threads = threads
-        self.rng = np.random.default_rng(seed)
-        self.resign_threshold = resign_threshold      # None: never resign
-        self.capture_all_dead = capture_all_dead
-        self.use_prior = use_prior
         self.predictor = predictor
-        self.use_policy = use_policy
-        self.policy_visits = policy_visits
-        self.knowledge_visits = knowledge_visits
-        self.prior_scale = prior_scale
-        self.explicit_prior_threshold = prior_threshold is not None
-        if prior_threshold is None:
-            prior_threshold = default_prior_threshold(evaluator)
-        self.tree_options = dict(max_nodes=max_nodes, expand_threshold=expand_threshold,
-                                 rave_equivalence=rave_equivalence,
-                                 net_prior_visits=prior_visits,
-                                 net_prior_threshold=prior_threshold, value_weight=value_weight,
-                                 patterns=patterns, playout_tactics=playout_tactics,
-                                 last_good_reply=last_good_reply)
-        self.reuse_tree = reuse_tree
+        self.rng = np.random.default_rng(self.player_settings.seed)
         self.hopeless_streak = 0
         self._owners = []
         # one evaluator per thread: a twin has its own buffers, so the threads' priors run at once
-        self._thread_evaluators = [evaluator] + [evaluator.twin() for _ in range(threads - 1)]
-        self._thread_predictors = [predictor] + [predictor and predictor.twin()
-                                                 for _ in range(threads - 1)]
+        self._thread_evaluators = [evaluator]
+        self._thread_predictors = [predictor]
+
+    @property
+    def tree_options(self):
+        """TreeSearch's keyword arguments that the settings give every tree (the board's own,
+        the rules of thumb and the policy's threshold, are added in _trees_for)."""
+        settings = self.settings
+        threshold = settings.prior_threshold
+        return dict(max_nodes=settings.max_nodes, expand_threshold=settings.expand_threshold,
+                    rave_equivalence=settings.rave_equivalence,
+                    net_prior_visits=settings.prior_visits,
+                    net_prior_threshold=default_prior_threshold(self.evaluator)
+                    if threshold is None else threshold,
+                    value_weight=settings.value_weight, patterns=settings.patterns,
+                    playout_tactics=settings.playout_tactics,
+                    last_good_reply=settings.last_good_reply)
+
+    def budget(self):
+        """(simulations, seconds) per move by the settings; either may be None (no limit)."""
+        playouts, seconds = self.settings.playouts, self.settings.time_per_move
+        if playouts is None and seconds is None:
+            playouts = DEFAULT_PLAYOUTS
+        return playouts, seconds
 
     def new_game(self):
         self.hopeless_streak = 0
@@ -214,11 +202,12 @@ class SearchPlayer:
     def search(self, state, colour, max_playouts=None, max_seconds=None, restriction=None):
         """Search the position with colour to move; the SearchAnalysis of the root."""
         state = state_for(state, colour)
-        playouts = self.playouts if max_playouts is None else max_playouts
-        seconds = max_seconds if max_seconds is not None else self.seconds_per_move
+        own_playouts, own_seconds = self.budget()
+        playouts = own_playouts if max_playouts is None else max_playouts
+        seconds = max_seconds if max_seconds is not None else own_seconds
         if playouts is None:
             playouts = 1 << 40
-        per_thread = max(1, math.ceil(playouts / self.threads))
+        per_thread = max(1, math.ceil(playouts / self.settings.threads))
         owners = self._trees_for(state)
         if restriction is not None:
             for owner in owners:
@@ -253,10 +242,10 @@ class SearchPlayer:
         """(use the net's prior, use the move predictor's prior, games of rules of thumb) on a
         board of `size` lines."""
         large = size >= RULES_OF_THUMB_LINES
-        use_prior = not large if self.use_prior is None else self.use_prior
-        use_policy = self.predictor is not None and \
-            (size >= POLICY_PRIOR_LINES if self.use_policy is None else self.use_policy)
-        knowledge = self.knowledge_visits
+        chosen_prior = USE_PRIOR[self.settings.search_prior]
+        use_prior = not large if chosen_prior is None else chosen_prior
+        use_policy = self.predictor is not None and self.settings.policy_prior == "on"
+        knowledge = self.settings.knowledge_prior
         if knowledge is None:
             knowledge = LARGE_BOARD_KNOWLEDGE_PRIOR if large else DEFAULT_KNOWLEDGE_PRIOR
         return use_prior, use_policy, knowledge
@@ -265,20 +254,23 @@ class SearchPlayer:
         """One tree per thread, each kept from the last search when the game went on from its
         root (the subtree of the moves since), else new."""
         use_prior, use_policy, knowledge = self.settings_for(state.size)
-        key = (state.size, state.rules, use_prior, use_policy, knowledge)
+        threads = self.settings.threads
+        options = self.tree_options
+        if use_policy and not use_prior and self.settings.prior_threshold is None:
+            options["net_prior_threshold"] = POLICY_PRIOR_THRESHOLD
+        key = (state.size, state.rules, use_prior, use_policy, knowledge,
+               tuple(sorted(options.items())))
+        self._twins_for(threads)
         history = list(state.history)
         seen = state.seen_positions()
         last_move = history[-1][1] if history else None
         # after two passes the game is over; analysing it searches on as if play went on
         passes = state.consecutive_passes if state.consecutive_passes < 2 else 0
-        if not self.reuse_tree or len(self._owners) != self.threads or \
+        if not self.settings.reuse_tree or len(self._owners) != threads or \
                 any(owner.key != key for owner in self._owners):
             self._owners = []
-            for i in range(self.threads):
+            for i in range(threads):
                 seed = int(self.rng.integers(1 << 62))
-                options = dict(self.tree_options)
-                if use_policy and not use_prior and not self.explicit_prior_threshold:
-                    options["net_prior_threshold"] = POLICY_PRIOR_THRESHOLD
                 tree = TreeSearch(state.size, state.rules.komi, seed=seed,
                                   knowledge_prior_visits=knowledge, **options)
                 self._owners.append(_TreeOwner(tree, None, key))
@@ -300,6 +292,14 @@ class SearchPlayer:
             tree.set_root_filter(None)
             owner.history = history
         return self._owners
+
+    def _twins_for(self, threads):
+        """One evaluator and policy net per thread (the player's own first)."""
+        evaluators, predictors = self._thread_evaluators, self._thread_predictors
+        while len(evaluators) < threads:
+            evaluators.append(self.evaluator.twin())
+            predictors.append(self.predictor and self.predictor.twin())
+        del evaluators[threads:], predictors[threads:]
 
     @staticmethod
     def _alternates(moves, colour):
@@ -331,7 +331,8 @@ class SearchPlayer:
         a lead that simulations must overturn, and every move stays searchable. Without an
         evaluator they sit on POLICY_BASE_VISITS games at an even rate. The `prior` shown in
         analysis is the predictor's probability when there is one."""
-        scale, visits_of_net = self.prior_scale, self.tree_options["net_prior_visits"]
+        scale, visits_of_net = self.settings.prior_scale, self.settings.prior_visits
+        policy_visits = self.settings.policy_visits
         num_locs = root_state.board.num_locs
         work = root_state.copy()
 
@@ -360,7 +361,7 @@ class SearchPlayer:
             if policy is None:
                 return win, probability, black_win
             base = visits_of_net if evaluator is not None else POLICY_BASE_VISITS
-            extra = self.policy_visits * np.sqrt(policy / max(policy.max(), 1e-12))
+            extra = policy_visits * np.sqrt(policy / max(policy.max(), 1e-12))
             visits = base + extra
             win = (base * win + extra) / visits
             return win, np.array(policy, dtype=float), black_win, visits
@@ -444,7 +445,8 @@ class SearchPlayer:
     def _choose(self, state, colour, cleanup, time_budget, restriction):
         size = state.size
         history = state.history
-        capture_mode = cleanup or self.capture_all_dead
+        capture_mode = cleanup or self.player_settings.capture_all_dead
+        resign_threshold = self.settings.resign_threshold
         if len(history) >= GAME_LENGTH_VALVE * size * size:
             return Decision(PASS, None, "game length valve")
         opponent_passed = bool(history) and history[-1] == (opponent(colour), PASS)
@@ -454,22 +456,22 @@ class SearchPlayer:
             # Passing now ends the game: the count decides (engine/play/player.py), or else a
             # move the search gives a chance (below).
             verdict = after_opponent_passed(state, colour, self.evaluator, capture_mode,
-                                            self.resign_threshold is not None)
+                                            resign_threshold is not None)
             if verdict.move is not None:
                 return Decision(verdict.move, None, verdict.reason)
-        seconds = self.seconds_per_move
+        seconds = self.settings.time_per_move
         if time_budget is not None:
             seconds = time_budget * TIME_SAFETY if seconds is None else \
                 min(seconds, time_budget * TIME_SAFETY)
         analysis = self.search(state, colour, max_seconds=seconds, restriction=restriction)
         permitted = (lambda move: True) if restriction is None else \
             (lambda move: restriction.permits(colour, move))
-        if self.resign_threshold is not None and not cleanup:
+        if resign_threshold is not None and not cleanup:
             hopeless = analysis.total_visits > 0 and \
-                max(analysis.winrates[:1], default=0.5) < RESIGN_WINRATE
+                max(analysis.winrates[:1], default=0.5) < resign_threshold
             self.hopeless_streak = self.hopeless_streak + 1 if hopeless else 0
             if self.hopeless_streak >= RESIGN_STREAK:
-                return Decision(RESIGN, analysis, f"win rate below {RESIGN_WINRATE} for "
+                return Decision(RESIGN, analysis, f"win rate below {resign_threshold:g} for "
                                                   f"{self.hopeless_streak} moves")
         move = analysis.best(permitted)
         reason = f"search: {analysis.total_visits} visits"
@@ -495,10 +497,10 @@ class SearchPlayer:
     @staticmethod
     def has_a_chance(analysis, move):
         """Whether the search rates move as worth playing instead of a losing pass: at least
-        PLAY_ON_SHARE of the root's simulations and a win rate of RESIGN_WINRATE."""
+        PLAY_ON_SHARE of the root's simulations and a win rate of CHANCE_WINRATE."""
         index = analysis.moves.index(move)
         return analysis.share_of(move) >= PLAY_ON_SHARE and \
-            analysis.winrates[index] >= RESIGN_WINRATE
+            analysis.winrates[index] >= CHANCE_WINRATE
 
     def _capture_dead(self, state, colour, analysis, permitted):
         """The most visited move (or any legal one) at a liberty of the opponent's dead stones."""

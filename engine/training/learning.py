@@ -15,7 +15,7 @@ from engine.nets import network as isn
 from engine.nets import softseg
 from engine.rules.board import BLACK, WHITE, opponent
 from engine.training import td
-from engine.training.selfplay import play_game, play_softseg_game
+from engine.training.selfplay import play_game, play_softseg_game, play_unitgraph_game
 
 @dataclasses.dataclass
 class TrainingGame:
@@ -28,7 +28,10 @@ class TrainingGame:
     final_mask: np.ndarray        # (num_locs, num_outputs) bool
     summary: dict                 # length, result, score, capped, superko rejections, seconds
     observed: np.ndarray = None   # softseg: (T, num_locs, 21) int8, the signal present on the
-                                  # board at each position (real-Black frame, -1 where none)
+                                  # board at each position (real-Black frame, -1 where none);
+                                  # unitgraph with the rich signal: (T, num_locs), live points
+    # unitgraph: inputs are the moves (T, 2) int32 (colour, loc), and final_targets / final_mask
+    # are per loc (num_locs,): the final board's ownership (its network rebuilds each position)
 
     @classmethod
     def from_record(cls, record, settings, seconds):
@@ -39,16 +42,23 @@ class TrainingGame:
         summary = {"length": record.length, "result": record.result, "score": record.score,
                    "capped": record.capped, "superko_rejections": record.superko_rejections,
                    "explored": int(record.explored.sum()), "seconds": round(seconds, 4)}
-        return cls(record.inputs, record.black_to_move, trained, targets, mask, summary,
-                   record.extra.get("observed"))
+        observed = record.extra.get("observed")
+        if settings.arch == "unitgraph" and not settings.rich_signal:
+            observed = None
+        return cls(record.inputs, record.black_to_move, trained, targets, mask, summary, observed)
 
 
 def final_targets_of(board, settings):
     """The TD targets and mask of a game's final board in the real-Black frame: Table IV's seven
     per point, followed with the rich signal by the rich outputs' (network.rich_targets); for
-    softseg the final signal of section 2.1 (softseg.rich_signal)."""
+    softseg the final signal of section 2.1 (softseg.rich_signal); for unitgraph its evaluation
+    column alone, per loc (a point alive for Black 1, for White 0, else its area owner)."""
     if settings.arch == "softseg":
         return softseg.rich_signal(board, BLACK, final=True)
+    if settings.arch == "unitgraph":       # the evaluation column: alive, else area owner
+        targets, mask = softseg.rich_signal(board, BLACK, final=True)
+        return (np.ascontiguousarray(targets[:, softseg.OUTPUT_EVAL]),
+                np.ascontiguousarray(mask[:, softseg.OUTPUT_EVAL]))
     targets, mask = isn.final_targets(board, settings.capture_value, BLACK)
     if not settings.rich_signal:
         return targets, mask
@@ -77,7 +87,8 @@ def play_training_game(network, settings, phase, rng):
     """One self-play game and, for Blair's procedure, its gradient: (TrainingGame, gradient or
     None, loss, entries)."""
     start = time.perf_counter()
-    play = play_softseg_game if settings.arch == "softseg" else play_game
+    play = {"softseg": play_softseg_game, "unitgraph": play_unitgraph_game}.get(settings.arch,
+                                                                              play_game)
     record = play(network, settings.selfplay_config(phase), rng)
     game = TrainingGame.from_record(record, settings, time.perf_counter() - start)
     if settings.procedure == "neurogo":

@@ -88,10 +88,7 @@ def _train(args, parser):
     try:
         if args.resume:
             run = PolicyRun.resume(args.resume)
-            if set(given) - {"steps"}:
-                parser.error("--resume keeps the run's settings; only --steps may change")
-            if "steps" in given:
-                run.settings.steps = given["steps"]
+            run.change(**given)
         else:
             run = PolicyRun.create(args.run_dir, PolicySettings(**given), args.from_weights)
         print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "

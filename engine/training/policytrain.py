@@ -47,6 +47,7 @@ STATE = "state.npz"
 LOG = "log.jsonl"
 
 
+RESUMABLE_CHANGES = ("steps", "learning_rate")   # the schedule's later steps, and where it ends
 DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": "0.01@0,0.003@150000,0.001@300000"}
 
 
@@ -367,6 +368,20 @@ class PolicyRun:
                 run.rng.bit_generator.state = json.loads(bytes(state["rng"]).decode())
                 run.optimizer_state = state
         return run
+
+    def change(self, **changes):
+        """Changes the settings a resumed run may change (RESUMABLE_CHANGES): they go to
+        settings.json and, with the step they take effect from, to the log."""
+        refused = set(changes) - set(RESUMABLE_CHANGES)
+        if refused:
+            raise ValueError(f"a resumed run keeps its settings; only {', '.join(RESUMABLE_CHANGES)} "
+                             f"may change, not {', '.join(sorted(refused))}")
+        changes = {name: value for name, value in changes.items() if getattr(self.settings, name) != value}
+        if not changes:
+            return
+        self.settings = dataclasses.replace(self.settings, **changes)
+        (self.run_dir / SETTINGS).write_text(json.dumps(dataclasses.asdict(self.settings), indent=1) + "\n")
+        self._log({"type": "settings", "step": self.step, "positions": self.positions, **changes})
 
     def _log(self, record):
         with open(self.run_dir / LOG, "a", encoding="utf-8") as log:

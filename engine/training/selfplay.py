@@ -220,19 +220,67 @@ def play_softseg_game(network, config, rng):
     The record's inputs are the encoded positions (SoftSegNetwork.encode), its outputs empty
     (NeuroGo's procedure recomputes them while it trains), and extra["observed"] the signal
     present on the board at each position (softseg.events_of: real-Black frame)."""
+    board, game = _play_under_section_2_1(network, config, rng, network.encode)
+    return GameRecord(
+        size=config.size,
+        inputs=np.array(game["inputs"], dtype=np.int32).reshape(
+            (len(game["inputs"]), board.num_locs, network.input_width)),
+        outputs=np.zeros((len(game["inputs"]), 0, 0)),
+        black_to_move=np.array(game["black_to_move"], dtype=bool),
+        explored=np.array(game["explored"], dtype=bool),
+        moves=game["moves"],
+        final_board=board,
+        capped=game["capped"],
+        score=area_score(board, config.komi),
+        superko_rejections=game["superko_rejections"],
+        extra={"observed": np.array(game["observed"], dtype=np.int8).reshape(
+            (len(game["observed"]), board.num_locs, softseg.NUM_OUTPUT_COLUMNS))},
+    )
+
+
+def play_unitgraph_game(network, config, rng):
+    """One self-play game with NeuroGo's network over units (engine/nets/unitnet.pyx), under the
+    rules of play_softseg_game() (no own-eye fills, no pass before every point is alive, the
+    moves' scores half the expected area margin). The unit net rebuilds each position from the
+    board, so the record's inputs are the moves, (T, 2) int32 (colour, loc; PASS -1), from
+    which train_game() replays the game; extra["observed"] is each position's live points
+    (real-Black frame: 1 alive for Black, 0 for White, -1 neither), NeuroGo 3's rich signal for
+    an evaluation output, used when the run asks for it."""
+    board, game = _play_under_section_2_1(network, config, rng, None)
+    observed = np.array(game["observed"], dtype=np.int8).reshape(
+        (len(game["observed"]), board.num_locs, softseg.NUM_OUTPUT_COLUMNS))
+    return GameRecord(
+        size=config.size,
+        inputs=np.array([(colour, move) for colour, move in game["moves"]],
+                        dtype=np.int32).reshape(len(game["moves"]), 2),
+        outputs=np.zeros((len(game["moves"]), 0, 0)),
+        black_to_move=np.array(game["black_to_move"], dtype=bool),
+        explored=np.array(game["explored"], dtype=bool),
+        moves=game["moves"],
+        final_board=board,
+        capped=game["capped"],
+        score=area_score(board, config.komi),
+        superko_rejections=game["superko_rejections"],
+        extra={"observed": np.ascontiguousarray(observed[:, :, softseg.OUTPUT_EVAL])},
+    )
+
+
+def _play_under_section_2_1(network, config, rng, encode):
+    """The game loop of play_softseg_game() and play_unitgraph_game(): (final board, lists of
+    the game) with encode(board, colour) the per-position inputs (None: none)."""
     size = config.size
     board = Board(size)
     seen = {board.hash}
     colour = BLACK
     passes = 0
-    inputs, observed, black_to_move, explored, moves = [], [], [], [], []
-    superko_rejections = 0
-    capped = False
+    game = {"inputs": [], "observed": [], "black_to_move": [], "explored": [], "moves": [],
+            "superko_rejections": 0, "capped": False}
     while passes < 2:
-        if len(moves) >= config.move_cap:
-            capped = True
+        if len(game["moves"]) >= config.move_cap:
+            game["capped"] = True
             break
-        encoded = network.encode(board, colour)
+        if encode is not None:
+            game["inputs"].append(encode(board, colour))
         events = softseg.events_of(board)
         everything_alive = bool((events[board.points(), softseg.OUTPUT_EVAL] >= 0).all())
         eyes = softseg.own_eyes(board, colour)
@@ -245,26 +293,11 @@ def play_softseg_game(network, config, rng):
             values[pass_index] = -np.inf
         move, exploratory, rejected = play_drawn_move(
             board, colour, candidates, values, lambda v: _choose(config, rng, v / 2.0), seen)
-        superko_rejections += rejected
+        game["superko_rejections"] += rejected
         passes = passes + 1 if move == PASS else 0
-        inputs.append(encoded)
-        observed.append(events)
-        black_to_move.append(colour == BLACK)
-        explored.append(exploratory)
-        moves.append((colour, move))
+        game["observed"].append(events)
+        game["black_to_move"].append(colour == BLACK)
+        game["explored"].append(exploratory)
+        game["moves"].append((colour, move))
         colour = opponent(colour)
-    return GameRecord(
-        size=size,
-        inputs=np.array(inputs, dtype=np.int32).reshape((len(inputs), board.num_locs,
-                                                          network.input_width)),
-        outputs=np.zeros((len(inputs), 0, 0)),
-        black_to_move=np.array(black_to_move, dtype=bool),
-        explored=np.array(explored, dtype=bool),
-        moves=moves,
-        final_board=board,
-        capped=capped,
-        score=area_score(board, config.komi),
-        superko_rejections=superko_rejections,
-        extra={"observed": np.array(observed, dtype=np.int8).reshape(
-            (len(observed), board.num_locs, softseg.NUM_OUTPUT_COLUMNS))},
-    )
+    return board, game

@@ -7,7 +7,9 @@ Inputs and outputs (new runs only; stored in the settings and so in every weight
 engine/nets/features.pyx, whose positions are stored as (num_locs, max_active) active inputs).
 --rich-signal adds NeuroGo 3's extra outputs (eyes, connections, live points), trained by the same
 TD targets as the territory outputs with the final board's network.rich_targets() as their
-outcome; values, moves and the recurrence still come from the seven territory outputs.
+outcome; values, moves and the recurrence still come from the seven territory outputs. With
+--arch unitgraph (one output per unit) it makes the live points of each position (NeuroGo 3,
+section 2.1) the targets of the position before, where present, instead of its prediction.
 """
 import dataclasses
 import math
@@ -16,11 +18,19 @@ import numpy as np
 
 from engine.nets import network as isn
 from engine.nets import softseg
+from engine.nets import unitnet
 from engine.nets import weights as weight_files
 from engine.training.selfplay import PROCEDURES, SelfPlayConfig
 
-ARCHITECTURES = ("isn", "softseg")   # Blair's ISN; NeuroGo 3's soft segmentation (--arch softseg)
+ARCHITECTURES = ("isn", "softseg", "unitgraph")   # Blair's ISN; NeuroGo 3's soft segmentation;
+                                                  # NeuroGo 1996's network over units
 SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
+UNITGRAPH_LEARNING_RATE = 1e-3      # the 1996 paper gives none. 300 9x9 games at 3e-4, 1e-3,
+                                    # 3e-3, 1e-2 predicted held-out game ends with cross-entropy
+                                    # 0.382, 0.353, 0.334, 0.351 (1e-4: 0.387 after 600 games;
+                                    # docs/notebook/unitgraph.md): the fastest rate short of
+                                    # where the curve turns noisy, for a long run
+UNITGRAPH_RECENT_GAMES = 1          # the 1996 paper trains the game just played (NeuroGo 3: 10)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +61,8 @@ class TrainSettings:
                                      # the ISN's; softseg always has the rich signal's outputs)
     softseg_hidden: tuple = (softseg.DEFAULT_HIDDEN1, softseg.DEFAULT_HIDDEN2)
     softseg_intervals: int = softseg.DEFAULT_INTERVALS
+    unitgraph_hidden: int = unitnet.DEFAULT_HIDDEN          # hidden units per unit
+    unitgraph_distance: int = unitnet.DEFAULT_MAX_DISTANCE  # the largest distance relation Dn
 
     def __post_init__(self):
         object.__setattr__(self, "softseg_hidden", tuple(int(h) for h in self.softseg_hidden))
@@ -70,6 +82,19 @@ class TrainSettings:
                     not 0 <= self.softseg_hidden[1] <= 64 or not 1 <= self.softseg_intervals <= 64:
                 raise ValueError(f"softseg sizes out of range: hidden {self.softseg_hidden}, "
                                  f"intervals {self.softseg_intervals}")
+        if self.arch == "unitgraph":
+            if self.procedure != "neurogo":
+                raise ValueError("--arch unitgraph trains by TD(0) played backwards: "
+                                 "--procedure neurogo")
+            if self.shortcut_games:
+                raise ValueError("--arch unitgraph has no shortcut phase: --shortcut-games 0")
+            if self.feature_set not in unitnet.FEATURE_SETS:
+                raise ValueError(f"--arch unitgraph takes the input sets "
+                                 f"{sorted(unitnet.FEATURE_SETS)}, not {self.feature_set!r}")
+            if not 1 <= self.unitgraph_hidden <= unitnet.MAX_HIDDEN_UNITS or \
+                    not 1 <= self.unitgraph_distance <= unitnet.MAX_DISTANCE:
+                raise ValueError(f"unitgraph sizes out of range: hidden {self.unitgraph_hidden}, "
+                                 f"distance {self.unitgraph_distance}")
         if self.lam is None:
             object.__setattr__(self, "lam", 0.9 if self.procedure == "blair" else 0.0)
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -125,6 +150,11 @@ def hidden_counts(settings):
 
 
 def new_network(settings):
+    if settings.arch == "unitgraph":
+        return weight_files.new_unitgraph_network(settings.seed, settings.feature_set,
+                                                  settings.unitgraph_hidden,
+                                                  settings.unitgraph_distance,
+                                                  scale=settings.init_scale)
     if settings.arch == "softseg":
         return weight_files.new_softseg_network(settings.seed, settings.feature_set,
                                                 *settings.softseg_hidden,

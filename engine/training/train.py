@@ -36,6 +36,7 @@ from pathlib import Path
 
 from engine.nets import network as isn
 from engine.nets import softseg
+from engine.nets import unitnet
 from engine.tools.cli import number, options_given
 from engine.training.evaluation import (KOSUMI_PROTOCOL, NEUROGO_GAMES, NEUROGO_OPPONENTS,
                                         NEUROGO_PROTOCOL, PROTOCOLS, evaluate_checkpoints)
@@ -43,7 +44,8 @@ from engine.training.plots import plot_runs
 from engine.training.raypool import MAX_WEIGHT_LAG, RAY_GAMES_PER_CALL, check_ray
 from engine.training.rundir import CHECKPOINTS
 from engine.training.selfplay import PASS_RULES, PROCEDURES
-from engine.training.settings import ARCHITECTURES, SOFTSEG_LEARNING_RATE, TrainSettings
+from engine.training.settings import (ARCHITECTURES, SOFTSEG_LEARNING_RATE, UNITGRAPH_LEARNING_RATE,
+                                      UNITGRAPH_RECENT_GAMES, TrainSettings)
 from engine.training.trainer import Interrupted, StartingNet, Trainer
 
 
@@ -77,7 +79,7 @@ def build_parser(prog="kosumi-train"):
     parser = argparse.ArgumentParser(
         prog=prog,
         description="TD self-play training of kosumi's value nets (the Internal Symmetry Network, "
-                    "NeuroGo 3's soft-segmentation net). "
+                    "NeuroGo 3's soft-segmentation net, NeuroGo 1996's network over units). "
                     "`kosumi-train plot RUN_DIR` draws the training curves; the other "
                     "commands: kosumi-train {run,plot,eval,policy,csa} --help.",
         epilog="example: kosumi-train --run-dir runs/9x9 --games 100000 --eval-every 5000")
@@ -140,13 +142,24 @@ def build_parser(prog="kosumi-train"):
             help="isn: Blair's Internal Symmetry Network (default); softseg: NeuroGo "
                  "3's soft-segmentation network (engine/nets/softseg.pyx), trained by "
                  "NeuroGo's procedure and rich signal, rate 3e-4, no weight decay, "
-                 "inputs neurogo unless --feature-set says raw or neurogo_lite")
+                 "inputs neurogo unless --feature-set says raw or neurogo_lite; unitgraph: "
+                 "NeuroGo 1996's network over strings and empty points "
+                 "(engine/nets/unitnet.pyx), TD(0) played backwards over the game just "
+                 "played, rate 1e-3, no weight decay, inputs units")
     setting("--softseg-hidden", type=_softseg_hidden,
             default=TrainSettings().softseg_hidden, metavar="H1,H2",
             help="softseg: units per point of the two hidden layers (default 8,2)")
     setting("--softseg-intervals", type=number(int, minimum=1, maximum=64),
             default=defaults.softseg_intervals,
             help="softseg: connection-value intervals of the weight selection (default 8)")
+    setting("--unitgraph-hidden", type=number(int, minimum=1, maximum=unitnet.MAX_HIDDEN_UNITS),
+            default=defaults.unitgraph_hidden,
+            help=f"unitgraph: hidden units per unit (default {defaults.unitgraph_hidden}; the "
+                 f"paper tried 3 to 24)")
+    setting("--unitgraph-distance", type=number(int, minimum=1, maximum=unitnet.MAX_DISTANCE),
+            default=defaults.unitgraph_distance,
+            help=f"unitgraph: the largest distance relation Dn the relation expert draws "
+                 f"(default {defaults.unitgraph_distance})")
     setting("--procedure", choices=PROCEDURES,
             help="blair: Boltzmann self-play, TD(lambda) per game (default); neurogo: "
                  "greedy + 15%% Gibbs moves, TD(0) over the 10 most recent games "
@@ -181,24 +194,28 @@ def build_parser(prog="kosumi-train"):
             metavar="N", help="preliminary phase: train only the input->output "
                               "shortcuts for the first N games (default 1000; "
                               "softseg has none)")
-    setting("--recent-games", type=number(int, minimum=1), default=defaults.recent_games,
-            help="neurogo: games retrained after each game (default 10)")
+    setting("--recent-games", type=number(int, minimum=1),
+            help=f"neurogo: games retrained after each game (default {defaults.recent_games}; "
+                 f"--arch unitgraph: {UNITGRAPH_RECENT_GAMES}, the 1996 paper's)")
     setting("--train-capped", action="store_true",
             help="also train games that reached the move cap")
     setting("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
             help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
-    setting("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)),
+    setting("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)
+                                            | set(unitnet.FEATURE_SETS)),
             help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
                  "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
                  "features; neurogo_lite, neurogo without the ladder-if-playing-here "
                  "reads; raw (softseg only): one constant input, the paper's "
-                 "raw-board experiment")
+                 "raw-board experiment; units (unitgraph only, its default): the "
+                 "feature expert's inputs per string and empty point")
     setting("--rich-signal", action="store_true",
             help="NeuroGo's rich reinforcement signal: extra outputs (eyes, "
                  "connections, live points) trained by TD beside the territory "
                  "outputs, which alone give values and moves")
-    setting("--init-scale", type=float, default=defaults.init_scale,
-            help="standard deviation of the initial weights (default 0.1)")
+    setting("--init-scale", type=float,
+            help=f"standard deviation of the initial weights (default {defaults.init_scale}; "
+                 f"--arch unitgraph: {unitnet.DEFAULT_INIT_SCALE})")
     setting("--seed", type=int, help="random seed (default: from the clock)")
     setting("--komi", type=float, default=defaults.komi,
             help="komi of the logged results (default 7)")
@@ -337,13 +354,20 @@ def run_main(argv, prog="kosumi-train"):
     else:
         seed = args.seed if args.seed is not None else int(time.time_ns() % 2**31)
         softseg_run = args.arch == "softseg"
-        default_rate = SOFTSEG_LEARNING_RATE if softseg_run else defaults.learning_rate
-        default_decay = 1.0 if softseg_run else defaults.weight_decay   # NeuroGo has no decay
+        unitgraph_run = args.arch == "unitgraph"
+        neurogo_run = softseg_run or unitgraph_run
+        default_rate = (SOFTSEG_LEARNING_RATE if softseg_run else
+                        UNITGRAPH_LEARNING_RATE if unitgraph_run else defaults.learning_rate)
+        default_decay = 1.0 if neurogo_run else defaults.weight_decay   # NeuroGo has no decay
+        default_features = ("neurogo" if softseg_run else unitnet.DEFAULT_FEATURE_SET
+                            if unitgraph_run else defaults.feature_set)
         try:
             settings = TrainSettings(
                 size=args.size, lam=args.lam, arch=args.arch,
-                procedure=args.procedure or ("neurogo" if softseg_run else defaults.procedure),
+                procedure=args.procedure or ("neurogo" if neurogo_run else defaults.procedure),
                 softseg_hidden=args.softseg_hidden, softseg_intervals=args.softseg_intervals,
+                unitgraph_hidden=args.unitgraph_hidden,
+                unitgraph_distance=args.unitgraph_distance,
                 learning_rate=default_rate if args.learning_rate is None else args.learning_rate,
                 weight_decay=default_decay if args.weight_decay is None else args.weight_decay,
                 beta=args.beta,
@@ -351,12 +375,14 @@ def run_main(argv, prog="kosumi-train"):
                 capture_value=args.capture_value, stone_value=args.stone_value,
                 move_cap_factor=args.move_cap_factor, pass_rule=args.pass_rule,
                 shortcut_games=(args.shortcut_games if args.shortcut_games is not None
-                                else 0 if softseg_run else defaults.shortcut_games),
-                recent_games=args.recent_games,
+                                else 0 if neurogo_run else defaults.shortcut_games),
+                recent_games=(args.recent_games if args.recent_games is not None else
+                              UNITGRAPH_RECENT_GAMES if unitgraph_run else defaults.recent_games),
                 train_capped=args.train_capped, hidden=args.hidden,
-                feature_set=args.feature_set or ("neurogo" if softseg_run else defaults.feature_set),
+                feature_set=args.feature_set or default_features,
                 rich_signal=args.rich_signal or softseg_run,
-                init_scale=args.init_scale,
+                init_scale=(args.init_scale if args.init_scale is not None else
+                            unitnet.DEFAULT_INIT_SCALE if unitgraph_run else defaults.init_scale),
                 seed=seed, komi=args.komi)
         except ValueError as error:
             parser.error(str(error))

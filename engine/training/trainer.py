@@ -306,6 +306,13 @@ class Trainer:
                 loss += game_loss
                 entries += game_entries
                 continue
+            if self.settings.arch == "unitgraph":      # the game replayed from its moves
+                game_loss, game_entries = network.train_game(
+                    game.inputs, game.black_to_move, game.trained, game.observed,
+                    game.final_targets, game.final_mask, rate, self.settings.size)
+                loss += game_loss
+                entries += game_entries
+                continue
             following = game.final_targets           # real-Black frame
             following_mask = game.final_mask
             for t in range(len(game.inputs) - 1, -1, -1):
