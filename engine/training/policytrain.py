@@ -343,7 +343,7 @@ class PolicyRun:
                                            feature_set=net.feature_set.name)
         else:
             net = PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
-        (run_dir / SETTINGS).write_text(json.dumps(dataclasses.asdict(settings), indent=1) + "\n")
+        _write_settings(run_dir, settings)
         return cls(run_dir, settings, net)
 
     @classmethod
@@ -380,7 +380,7 @@ class PolicyRun:
         if not changes:
             return
         self.settings = dataclasses.replace(self.settings, **changes)
-        (self.run_dir / SETTINGS).write_text(json.dumps(dataclasses.asdict(self.settings), indent=1) + "\n")
+        _write_settings(self.run_dir, self.settings)
         self._log({"type": "settings", "step": self.step, "positions": self.positions, **changes})
 
     def _log(self, record):
@@ -457,6 +457,10 @@ class PolicyRun:
             save_policy(self.run_dir / BEST, backend.export(), size, games, self.positions,
                         self._trainer_record(backend))
         return result
+
+
+def _write_settings(run_dir, settings):
+    (Path(run_dir) / SETTINGS).write_text(json.dumps(dataclasses.asdict(settings), indent=1) + "\n")
 
 
 def read_games(directory):
