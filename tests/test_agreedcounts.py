@@ -151,3 +151,115 @@ def test_measure_writes_resumable_lines_and_reports(tmp_path, capsys):
     assert summary["boards"] == 4 and summary["unreachable"] == 1 and summary["explained"] == 3
     assert summary["rows"]["all"]["kosumi_right"] == 2
     assert "| explained (3) | 2/3 (66.7%)" in capsys.readouterr().out
+
+
+def test_training_labels_are_the_labelling_that_counts_to_the_agreed_result(tmp_path):
+    from engine.training.csatrain import examples
+    path = write(tmp_path, "games.sgf", record("W+16.5"), record("B+R"), record("B+20.5"),
+                 record("B+30.5"), record("W+16.5", rules="Japanese", komi=6.5))
+    out = tmp_path / "labels.jsonl"
+    assert agreedcounts.make_labels([path], out, games=2, use_gnugo=False) == 2
+    assert agreedcounts.make_labels([path], out, games=9, use_gnugo=False) == 2    # resumed
+    lines = [json.loads(text) for text in out.read_text().splitlines()]
+    assert [line["index"] for line in lines] == [0, 2, 3, 4]
+    dead_g3, alive_g3, impossible, japanese = lines
+    g3 = agreedcounts.board_points(9).index(vertex("G3", 9))
+    # W+16.5 is CSA*'s own count (G3 dead); B+20.5 only G3 alive explains, so it is relabelled
+    assert dead_g3["label_source"] == "kosumi" and dead_g3["labels"][g3] == "d"
+    assert alive_g3["label_source"] == "relabelled" and alive_g3["changed_units"] == 1
+    assert alive_g3["labels"][g3] == "a" and alive_g3["labels"].count("d") == 0
+    assert impossible["abandoned"] and "no labelling" in impossible["reason"]
+    assert japanese["scoring"] == TERRITORY and japanese["labels"] == dead_g3["labels"]
+    for line in (dead_g3, alive_g3):
+        assert [c == "." for c in line["board"]] == [c == "." for c in line["labels"]]
+        board = load_board(FINAL)
+        assert line["board"] == "".join(".XO"[board.get(p)] for p in agreedcounts.board_points(9))
+    # csatrain reads them as they are: G3's block is the one dead block of the first record
+    first, second, third = examples(lines)       # the abandoned record is left out
+    assert [len(e.dead) for e in (first, second, third)] == [1, 0, 1]
+    assert first.targets.tolist().count(0.0) == 1
+
+
+def test_a_labelling_is_only_taken_when_it_counts_to_the_result(tmp_path):
+    from engine.scoring import deadstones
+
+    class WrongGnuGo:
+        """A GNU Go whose dead list (every stone alive) does not count to the result."""
+        def statuses(self, game):
+            return set(), set()
+
+    class RightGnuGo:
+        def statuses(self, game):
+            return {vertex("G3", 9)}, set()
+
+    game = the_game(tmp_path, record("W+16.5"))
+    blocks = agreedcounts.blocks_of(game.board)
+    alive_everywhere = deadstones.ALIVE
+    # CSA* counts W+16.5 itself; GNU Go is not asked
+    statuses, source, _ = agreedcounts.agreed_labelling(game, gnugo=WrongGnuGo())
+    assert source == "kosumi" and statuses.count(deadstones.DEAD) == 1
+    alive = the_game(tmp_path, record("B+20.5"))
+    statuses, source, changed = agreedcounts.agreed_labelling(alive, gnugo=WrongGnuGo())
+    assert source == "gnugo" and set(statuses) == {alive_everywhere} and changed == 0
+    statuses, source, changed = agreedcounts.agreed_labelling(alive, gnugo=RightGnuGo())
+    assert source == "relabelled" and set(statuses) == {alive_everywhere} and changed == 1
+    assert len(statuses) == len(blocks)
+    assert agreedcounts.agreed_labelling(the_game(tmp_path, record("B+30.5"))) is None
+
+
+def test_the_same_boards_measured_again_and_gnu_go_s_column_borrowed(tmp_path, capsys):
+    path = write(tmp_path, "games.sgf", record("W+16.5"), record("B+20.5"), record("B+30.5"),
+                 record("W+16.5", rules="Japanese", komi=6.5))
+    first = tmp_path / "first.jsonl"
+    agreedcounts.measure([path], first, games=4, use_gnugo=False, review=False, every=2)
+    names = agreedcounts.boards_of([first])
+    assert len(names) == 2
+    lines = [json.loads(text) for text in first.read_text().splitlines()]
+    for line in lines:      # as if GNU Go had counted them
+        line["gnugo"] = line["result"]
+    first.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    again = tmp_path / "again.jsonl"
+    agreedcounts.measure([path], again, games=10, use_gnugo=False, review=False, only=names)
+    measured = [json.loads(text) for text in again.read_text().splitlines()]
+    assert {line["name"] for line in measured} == names
+    assert all("gnugo" not in line and "signs" in line for line in measured)
+    assert agreedcounts.report([again])["rows"]["all"]["gnugo_boards"] == 0
+    summary = agreedcounts.report([again], gnugo_from=[first])
+    assert summary["rows"]["all"]["gnugo_boards"] == summary["rows"]["all"]["gnugo_right"] == 2
+    with pytest.raises(ValueError, match="no measured boards"):
+        agreedcounts.boards_of([write(tmp_path, "empty.jsonl", "")])
+
+
+def signs(counts_gap=0.0, least_sure=0.5, changed_mind=False, search_gap=0.0):
+    return {"counts_gap": counts_gap, "least_sure": least_sure, "changed_mind": changed_mind,
+            "search_gap": search_gap}
+
+
+def test_the_flag_s_rule_is_chosen_to_catch_the_most_within_the_false_share():
+    # ten right boards, three wrong: only the search's gap separates them (wrong ones 14-30
+    # points away, right ones at most 9 but for one at 16); the flood/distance gap is noise
+    right = [signs(counts_gap=g, search_gap=s) for g, s in
+             ((0, 2), (5, 3), (3, 9), (0, 1), (8, 0), (0, 4), (2, 16), (0, 0), (6, 2), (0, 5))]
+    wrong = [signs(counts_gap=g, search_gap=s) for g, s in ((0, 14), (4, 30), (0, 20))]
+    lines = [{"explained": True, "kosumi": 1.5, "result": 1.5, "signs": x} for x in right] + \
+            [{"explained": True, "kosumi": 1.5, "result": -0.5, "signs": x} for x in wrong] + \
+            [{"explained": False, "kosumi": 1.5, "result": 99.5, "signs": signs(search_gap=50)}]
+    rule, (caught, wrong_boards, flagged, right_boards) = agreedcounts.tune_flag(lines, 0.10)
+    assert (caught, wrong_boards, flagged, right_boards) == (3, 3, 1, 10)
+    assert 9 <= rule.review_gap < 14 and rule.counts_gap >= 8
+    rule, counts = agreedcounts.tune_flag(lines, 0.0)          # no right board flagged
+    assert counts == (2, 3, 0, 10) and 16 <= rule.review_gap < 20
+    with pytest.raises(ValueError, match="no explained boards"):
+        agreedcounts.tune_flag([{"explained": True, "kosumi": 0, "result": 0}])
+
+
+def test_a_chosen_rule_is_written_into_the_classifier_file(tmp_path):
+    from engine.scoring import csa
+    from test_csa import small_classifier
+    path = tmp_path / "c.npz"
+    small_classifier().save(path, {"games_trained": 7})
+    rule = csa.DoubtRule(counts_gap=6, band=0.3, changed_mind=False, review_gap=15)
+    agreedcounts.write_rule(path, rule, "dev boards")
+    loaded = csa.Classifier.load(path)
+    assert loaded.doubt_rule == rule and loaded.metadata["games_trained"] == 7
+    assert loaded.metadata["doubt_chosen_on"] == "dev boards"

@@ -313,6 +313,62 @@ def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_awa
     assert far.search_disagrees and far.doubtful
 
 
+def test_a_doubt_rule_sets_each_check_s_threshold():
+    board = load_board(TWO_WALLS)
+    features = csa.BoardFeatures(board)
+    wavering = [np.array([0.95, 0.9]), np.array([0.1, 0.92]), np.array([0.7, 0.92])]
+    # counts 3 points apart, a block at 0.7 (0.2 from 0.5), steps that changed their mind, a
+    # search 12 points away
+    signs = csa.CsaResult(features, wavering, [], -0.5, 2.5, 11.5).doubt_signs()
+    assert signs == {"counts_gap": 3.0, "least_sure": 0.2, "changed_mind": True,
+                     "search_gap": 12.0}
+    default = csa.DoubtRule()
+    assert default.flags(signs) and csa.CsaResult(features, wavering, [], -0.5, 2.5).doubtful
+    lenient = csa.DoubtRule(counts_gap=3, band=0.35, changed_mind=False, review_gap=12)
+    assert not lenient.flags(signs)
+    result = csa.CsaResult(features, wavering, [], -0.5, 2.5, 11.5, lenient)
+    assert not (result.counts_differ or result.uncertain or result.changed_mind
+                or result.search_disagrees or result.doubtful)
+    # each check alone, one step stricter than the lenient rule
+    for stricter in (dict(counts_gap=2), dict(band=0.25), dict(changed_mind=True),
+                     dict(review_gap=11)):
+        rule = csa.DoubtRule(**{**lenient.to_metadata(), **stricter})
+        assert rule.flags(signs) and csa.CsaResult(features, wavering, [], -0.5, 2.5, 11.5,
+                                                   rule).doubtful
+    assert not lenient.flags(dict(signs, search_gap=None, counts_gap=0))     # not reviewed
+
+
+def test_a_classifier_file_carries_its_doubt_rule_and_old_files_the_default(tmp_path):
+    path = tmp_path / "c.npz"
+    small_classifier().save(path, {"games_trained": 0})
+    assert csa.Classifier.load(path).doubt_rule == csa.DoubtRule()
+    rule = csa.DoubtRule(counts_gap=4, band=0.3, changed_mind=False, review_gap=20)
+    small_classifier().save(path, {"games_trained": 0, "doubt": rule.to_metadata()})
+    loaded = csa.Classifier.load(path)
+    assert loaded.doubt_rule == rule
+    board = load_board(TWO_WALLS)
+    assert csa.analyse(board, 0.5, loaded).rule == rule
+
+
+@pytest.mark.parametrize("doubt, message", [
+    ({"band": 0.7}, "doubt.band"),
+    ({"review_gap": -1}, "doubt.review_gap"),
+    ({"counts_gap": "2"}, "doubt.counts_gap"),
+    ({"changed_mind": 1}, "doubt.changed_mind"),
+    ({"gap": 3}, "doubt should be a record"),
+    ([1, 2], "doubt should be a record"),
+])
+def test_a_bad_doubt_rule_in_a_classifier_file_is_refused_with_the_file_named(tmp_path, doubt,
+                                                                             message):
+    good = tmp_path / "good.npz"
+    small_classifier().save(good, {"games_trained": 0})
+    bad = tmp_path / "bad.npz"
+    rewrite(good, bad, with_metadata(doubt=doubt))
+    with pytest.raises(csa.ClassifierFileError, match=message) as caught:
+        csa.Classifier.load(bad)
+    assert "bad.npz" in str(caught.value)
+
+
 def test_the_search_counts_a_settled_board_as_its_area():
     board = load_board("""
         . . X O . . . . .
@@ -423,6 +479,26 @@ def test_seki_is_alive_and_marked_seki():
     assert status_of(assessment, "B1", 9) == "seki"
     assert status_of(assessment, "A3", 9) == "alive"
     assert deadstones.score(state, assessment.dead) == 9 - (16 + 6 * 9) - 0.5
+
+
+def test_under_territory_rules_no_territory_touches_a_stone_in_seki_and_prisoners_count():
+    # White's top group encloses three points; called in seki (as if a seki with Black's stones
+    # beside it), they are nobody's under territory rules and White's under area rules.
+    board = load_board("""
+        O O O O O
+        O . . . O
+        O O O O O
+        X X X X X
+        . . . . .
+    """)
+    white = [p for p in board.points() if board.get(p) == WHITE]
+    territory = GameState.from_board(board, rules=Rules(scoring="territory", komi=0.5))
+    area = GameState.from_board(board, rules=Rules(scoring="area", komi=0.5))
+    assert deadstones.score(territory) == 5 - 3 - 0.5
+    assert deadstones.score(territory, seki=white) == 5 - 0.5
+    assert deadstones.score(area, seki=white) == deadstones.score(area) == 10 - 15 - 0.5
+    # a dead white chain: its stones are Black's prisoners and its points Black's territory
+    assert deadstones.score(territory, dead=[vertex("A5", 5)]) == 20 + 12 - 0.5
 
 
 def test_killing_shapes_are_the_nakade_eyespaces():

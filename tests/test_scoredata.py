@@ -145,3 +145,18 @@ def test_evaluating_only_the_boards_a_second_play_out_agrees_on(tmp_path, capsys
     assert scoredata.main(["evaluate", "--data", str(data), "--agree-with", str(again),
                            "--no-review"]) == 2
     assert "not a relabelled copy of the same games" in capsys.readouterr().err
+
+
+def test_mini_batches_learn_a_separable_task_and_a_bad_batch_size_is_refused():
+    import numpy as np
+    from engine.training.csatrain import fit_mlp, train
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3000, 5))
+    y = (x[:, 0] - x[:, 1] > 0).astype(float)
+    step, (errors, _) = fit_mlp(x[:2500], y[:2500], x[2500:], y[2500:], 8, 5, rng,
+                                batch_size=100)
+    assert errors <= 10                                   # of 500 held-out points
+    full, (full_errors, _) = fit_mlp(x[:2500], y[:2500], x[2500:], y[2500:], 8, 5, rng)
+    assert full_errors > errors          # five full-batch updates have learnt far less
+    with pytest.raises(ValueError, match="batch_size"):
+        train([], batch_size=0)

@@ -99,6 +99,58 @@ BASE_COLUMN = {name: i for i, name in enumerate(BASE_FEATURES)}
 NUM_RECURSIVE = NUM_BASE + len(RECURSIVE_FEATURES)
 
 
+@dataclass(frozen=True)
+class DoubtRule:
+    """When a count is doubtful: the paper's check (flood fill and distance counts more than
+    `counts_gap` points apart), a decided block whose final probability of life lies within
+    `band` of neither 0 nor 1, the cascade's steps disagreeing on a block (`changed_mind`), or,
+    when reviewed, the tree search's count more than `review_gap` points from CSA*'s. The
+    defaults are the rule chosen on held-out 9x9 boards (docs/notebook/csa.md); a classifier
+    file may carry its own (metadata "doubt", `agreedcounts tune-flag` chooses one on boards
+    the classifier never learnt), so that a 19x19 classifier tuned on counted 19x19 games keeps
+    the 9x9 rule for 9x9."""
+    counts_gap: float = 0.0        # points; the paper's check is any difference
+    band: float = DOUBT_BAND       # 0.5: no block's probability makes the board doubtful
+    changed_mind: bool = True
+    review_gap: float = REVIEW_GAP
+
+    FIELDS = ("counts_gap", "band", "changed_mind", "review_gap")
+
+    @classmethod
+    def from_metadata(cls, value, path="<metadata>"):
+        """The rule of a classifier file's metadata "doubt" (None: the default rule);
+        ClassifierFileError naming the file for anything else than the four known fields of
+        the right types and ranges."""
+        if value is None:
+            return cls()
+        if not isinstance(value, dict) or set(value) - set(cls.FIELDS):
+            raise ClassifierFileError(path, f"doubt should be a record of {', '.join(cls.FIELDS)}, "
+                                            f"got {value!r}")
+        rule = {}
+        for name, default in zip(cls.FIELDS, (cls.counts_gap, cls.band, cls.changed_mind,
+                                              cls.review_gap)):
+            item = value.get(name, default)
+            if name == "changed_mind":
+                if not isinstance(item, bool):
+                    raise ClassifierFileError(path, f"doubt.changed_mind should be true or "
+                                                    f"false, got {item!r}")
+            elif isinstance(item, bool) or not isinstance(item, (int, float)) or \
+                    not 0 <= item <= (0.5 if name == "band" else 1e6):
+                raise ClassifierFileError(path, f"doubt.{name} out of range: {item!r}")
+            rule[name] = item
+        return cls(**rule)
+
+    def to_metadata(self):
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    def flags(self, signs):
+        """Whether a board with these doubt signs (CsaResult.doubt_signs()) is doubtful."""
+        return (signs["counts_gap"] > self.counts_gap + 1e-9
+                or signs["least_sure"] < 0.5 - self.band
+                or (self.changed_mind and signs["changed_mind"])
+                or (signs["search_gap"] is not None and signs["search_gap"] > self.review_gap))
+
+
 class ClassifierFileError(ValueError):
     """A CSA* classifier file that cannot be used; the message names the file."""
 
@@ -690,6 +742,7 @@ class Classifier:
     def __init__(self, steps, metadata=None):
         self.steps = steps            # list of dicts with the ARRAYS
         self.metadata = metadata or {}
+        self.doubt_rule = DoubtRule.from_metadata(self.metadata.get("doubt"))
 
     @staticmethod
     def squash(x):
@@ -736,6 +789,7 @@ class Classifier:
                 os.unlink(temporary)
             raise
         self.metadata = metadata
+        self.doubt_rule = DoubtRule.from_metadata(metadata.get("doubt"), path)
         return metadata
 
     @classmethod
@@ -787,6 +841,7 @@ class Classifier:
             if np.any(step["scale"] <= 0):
                 raise ClassifierFileError(path, f"step{k}_scale has a value <= 0")
             steps.append(step)
+        DoubtRule.from_metadata(metadata.get("doubt"), path)   # names the file when wrong
         classifier = cls(steps, metadata)
         if classifier.params_digest() != metadata.get("params_sha256"):
             raise ClassifierFileError(path, "arrays do not match their recorded checksum "
@@ -805,25 +860,46 @@ class CsaResult:
     flood_fill_score: float
     distance_score: float
     search_score: float = None    # search_count() of the board when analysed with review=True
+    rule: DoubtRule = DoubtRule()  # when the board is doubtful (the classifier's rule)
 
     @property
     def counts_differ(self):
-        """The paper's check: flood fill and distance disagree, open regions are unsettled."""
-        return abs(self.flood_fill_score - self.distance_score) > 1e-9
+        """The paper's check: flood fill and distance disagree (by more than the rule's
+        counts_gap), open regions are unsettled."""
+        return abs(self.flood_fill_score - self.distance_score) > self.rule.counts_gap + 1e-9
 
     @property
     def uncertain(self):
-        """Some block the classifier decides has a final probability of life within DOUBT_BAND
-        of a coin flip's distance from 0 and 1 (our addition: most of our wrong boards are
-        settled ones)."""
+        """Some block the classifier decides has a final probability of life within the rule's
+        band (DOUBT_BAND by default) of a coin flip's distance from 0 and 1 (our addition:
+        most of our wrong boards are settled ones)."""
+        return self._least_sure() < 0.5 - self.rule.band
+
+    def _least_sure(self):
+        """The smallest distance from 0.5 of a decided block's final probability (0.5 when
+        there is none)."""
         final = self.step_predictions[-1] if self.step_predictions else []
-        return any(DOUBT_BAND < final[b] < 1 - DOUBT_BAND for b in self._decided_blocks())
+        return min((abs(float(final[b]) - 0.5) for b in self._decided_blocks()), default=0.5)
+
+    def doubt_signs(self):
+        """What the doubtful flag reads, as numbers (for choosing a DoubtRule on measured
+        boards): the flood-fill and distance counts' gap, the least sure decided block's
+        distance from 0.5, whether the steps changed their mind, and the review search's gap
+        (None when not reviewed)."""
+        return {"counts_gap": abs(self.flood_fill_score - self.distance_score),
+                "least_sure": round(self._least_sure(), 6),
+                "changed_mind": bool(self._changed_mind()),
+                "search_gap": (None if self.search_score is None
+                               else abs(self.search_score - self.flood_fill_score))}
 
     @property
     def changed_mind(self):
         """Some block the classifier decides is called alive by one cascade step and dead by
         another (ours: on held-out 9x9 boards most wrong counts had such a block, few right ones
-        did; docs/notebook/csa.md)."""
+        did; docs/notebook/csa.md), where the rule reads it."""
+        return self.rule.changed_mind and self._changed_mind()
+
+    def _changed_mind(self):
         return any(min(p[b] for p in self.step_predictions) < ALIVE_THRESHOLD
                    <= max(p[b] for p in self.step_predictions) for b in self._decided_blocks())
 
@@ -837,10 +913,11 @@ class CsaResult:
 
     @property
     def search_disagrees(self):
-        """The tree search's count is more than REVIEW_GAP points from CSA*'s (ours: it reads
-        the races and eye shapes whose outcome the block features cannot see)."""
+        """The tree search's count is more than the rule's review_gap points (REVIEW_GAP by
+        default) from CSA*'s (ours: it reads the races and eye shapes whose outcome the block
+        features cannot see)."""
         return self.search_score is not None and \
-            abs(self.search_score - self.flood_fill_score) > REVIEW_GAP
+            abs(self.search_score - self.flood_fill_score) > self.rule.review_gap
 
     @property
     def doubtful(self):
@@ -941,7 +1018,7 @@ def analyse(board, komi, classifier, steps=None, review=False):
     stones = [s for b in dead for s in features.blocks[b].stones]
     return CsaResult(features, step_predictions, dead, score_by_flood_fill(board, komi, stones),
                      score_by_distance(board, komi, stones),
-                     search_count(board, komi) if review else None)
+                     search_count(board, komi) if review else None, classifier.doubt_rule)
 
 
 def search_count(board, komi, simulations=REVIEW_SIMULATIONS, seed=REVIEW_SEED):

@@ -1,7 +1,9 @@
 """Dead stones at the end of a game (final_status_list, final_score) and the score that follows.
 
 Reading order: `assess()` gives every chain a status, `score()` counts a board with some stones
-removed, `format_score()` writes the GTP result.
+removed (and some in seki) under the game's rules, `count()` under any rule set (area, or
+territory with prisoners, seki and teire, as the agreed counts of engine/training/agreedcounts.py
+need), `format_score()` writes the GTP result.
 
 `assess()` is CSA* (engine/scoring/csa.py, van der Werf et al.'s cascaded block classifier):
 1. Benson (engine.rules.game.pass_alive): a pass-alive chain is alive; a chain standing inside the
@@ -15,8 +17,8 @@ board check), kept for comparison in the benchmarks:
 - the mean predicted ownership of the chain's stones, seen from the chain's colour (+1 = its
   own). At least +DOUBT_MARGIN: alive; at most -DOUBT_MARGIN: dead.
 - doubtful chains (in between) are read on the board: a chain with one or two liberties that
-  is captured even if its owner moves first (engine.tactics.ladder.ladder_captured: ataris,
-  ladders) is dead; otherwise the sign of its ownership decides (a tie keeps the stones).
+  is captured even if its owner moves first (engine.tactics.ladder.ladder_captured: ataris, ladders) is
+  dead; otherwise the sign of its ownership decides (a tie keeps the stones).
 Seki (both scorers): of the chains left alive and not pass-alive, two of opposite colours are in
 seki when they share a liberty that neither side can fill without leaving itself in atari.
 """
@@ -24,12 +26,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rules.board import BLACK, WALL, WHITE, opponent
-from engine.rules.game import area_score, pass_alive, territory_score
+from engine.rules.board import BLACK, EMPTY, WALL, WHITE, opponent
+from engine.rules.game import area_score, empty_regions, pass_alive
 from engine.scoring import csa
 from engine.tactics.ladder import ladder_captured
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
+AREA, TERRITORY = "area", "territory"    # Rules.scoring
 DOUBT_MARGIN = 0.4   # |mean ownership| below this: the net is unsure and the board decides
 
 
@@ -47,6 +50,7 @@ class Assessment:
     chains: list = field(default_factory=list)
     doubtful: bool = False   # CSA*: flood fill and distance counts differ, a block is unsure,
                              # or (reviewed) a tree search expects another count
+    csa_result: object = None    # CSA*'s csa.CsaResult (its counts and doubt signs), if CSA*
 
     def stones(self, status):
         return {p for chain in self.chains if chain.status == status for p in chain.stones}
@@ -83,7 +87,7 @@ def assess(state, evaluator=None, ownership=None, classifier=None, review=False)
     features = result.features
     final = result.step_predictions[-1] if result.step_predictions else []
     dead = set(result.dead_blocks)
-    assessment = Assessment(doubtful=result.doubtful)
+    assessment = Assessment(doubtful=result.doubtful, csa_result=result)
     for block in sorted(features.blocks, key=lambda b: min(b.stones)):
         if features.pass_alive[block.index]:
             status, source = ALIVE, "benson"
@@ -162,14 +166,92 @@ def _neighbours(board, p):
     return [q for q in (p - 1, p + 1, p - stride, p + stride) if board.get(q) != WALL]
 
 
-def score(state, dead=()):
+def score(state, dead=(), seki=()):
     """Black's score minus White's, komi included, with `dead` stones taken off, counted by the
-    state's rules (area: Chinese / Tromp-Taylor; territory: Japanese)."""
+    state's rules: area (Chinese / Tromp-Taylor; eyes in seki are their owner's), or territory
+    (Japanese: prisoners count, no territory touches a stone of `seki`, and a false eye its
+    owner must fill is no territory: `count(..., teire=True)`)."""
     board, rules = state.board, state.rules
-    if rules.scoring == "territory":
-        return territory_score(board, rules.komi, board.captures(BLACK), board.captures(WHITE),
-                               dead)
+    if rules.scoring == TERRITORY:
+        return count(board, TERRITORY, rules.komi, (board.captures(BLACK), board.captures(WHITE)),
+                     dead, seki, teire=True)
     return area_score(board, rules.komi, dead)
+
+
+def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
+    """Black's margin, komi included, with the chains of `dead` stones taken off (one stone
+    marks its chain). AREA: stones and the empty regions that reach one colour only (Chinese:
+    eyes in seki are the owner's). TERRITORY: empty regions (dead stones taken off) bordered by
+    one colour and touching no stone of `seki`, plus prisoners: `captures` (Black's, White's)
+    and the dead stones; with `teire`, less the false eyes the owner must fill (`must_fill()`)."""
+    colours = [WALL] * board.num_locs
+    for p in board.points():
+        colours[p] = board.get(p)
+    dead_count = {BLACK: 0, WHITE: 0}
+    for p in dead:
+        if colours[p] in (BLACK, WHITE):
+            for q in board.chain(p):
+                if colours[q] != EMPTY:
+                    dead_count[colours[q]] += 1
+                    colours[q] = EMPTY
+    seki = set(seki)
+    stride = board.stride
+    owner_of = {}
+    for region, borders in empty_regions(board, colours):
+        if len(borders) != 1:
+            continue
+        if scoring == TERRITORY and seki and any(q in seki for p in region
+                                                 for q in (p - stride, p - 1, p + 1, p + stride)):
+            continue
+        owner = next(iter(borders))
+        for p in region:
+            owner_of[p] = owner
+    if scoring == TERRITORY and teire:
+        for p in must_fill(board, colours, owner_of):
+            del owner_of[p]
+    points = {BLACK: 0, WHITE: 0}
+    for owner in owner_of.values():
+        points[owner] += 1
+    if scoring == AREA:
+        for p in board.points():
+            if colours[p] in (BLACK, WHITE):
+                points[colours[p]] += 1
+    else:
+        points[BLACK] += captures[0] + dead_count[WHITE]
+        points[WHITE] += captures[1] + dead_count[BLACK]
+    return points[BLACK] - points[WHITE] - komi
+
+
+def must_fill(board, colours, owner_of):
+    """Territory points their owner must fill before the count (teire): a false eye (living
+    opponent stones on two of its diagonals, one at the edge) that is the only liberty inside
+    its owner's territory of a chain with liberties outside it, which the opponent can fill to
+    put the chain in atari. `colours`: the board with the dead stones taken off; `owner_of`:
+    the territory, point -> colour."""
+    stride = board.stride
+    seen, points = set(), set()
+    for p in board.points():
+        colour = colours[p]
+        if colour not in (BLACK, WHITE) or p in seen:
+            continue
+        chain = board.chain(p)
+        seen.update(chain)
+        liberties = {q for s in chain for q in (s - stride, s - 1, s + 1, s + stride)
+                     if colours[q] == EMPTY}
+        inside = [q for q in liberties if owner_of.get(q) == colour]
+        if len(inside) == 1 and len(liberties) > 1 and \
+                _false_eye(inside[0], colour, colours, stride):
+            points.add(inside[0])
+    return points
+
+
+def _false_eye(p, owner, colours, stride):
+    """Whether point p of owner's is a false eye: living opponent stones on two of its
+    diagonals, or on one at the edge."""
+    diagonals = [colours[q] for q in (p - stride - 1, p - stride + 1, p + stride - 1,
+                                      p + stride + 1)]
+    enemies = sum(c == opponent(owner) for c in diagonals)
+    return enemies >= (1 if WALL in diagonals else 2)
 
 
 def format_score(value):

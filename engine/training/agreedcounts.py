@@ -8,12 +8,19 @@ the project's data (`../shared/data/README.md`), their final boards, and how kos
         --sgf ../shared/data/tygem-9d/tygem-9d-2016.sgf.xz --out runs/agreed/tygem2016.jsonl --games 2000
     python -m engine.training.agreedcounts report \
         --data runs/agreed/kgs2017.jsonl runs/agreed/tygem2016.jsonl
+    python -m engine.training.agreedcounts labels \
+        --sgf ../shared/data/tygem-9d/tygem-9d-2010.sgf.xz --out runs/agreed/train-tygem2010.jsonl --games 1500 --every 8
+    python -m engine.training.agreedcounts tune-flag --data runs/agreed/dev.jsonl --write weights/csa_19x19.npz
 
 Reading order: `counted_game()` turns a GameRecord (engine/training/sgfdata.py) into a
 CountedGame (final board, rules, komi, captures, recorded margin) or says why the record is set
-aside; `count()` counts a board under a rule set with some blocks dead or in seki;
-`explanation()` decides whether any dead-stone labelling can reach the recorded result (the
-ceiling); `measure_game()` makes one board's record line; `report()` the table.
+aside; `count()` (engine/scoring/deadstones.py) counts a board under a rule set with some blocks
+dead or in seki; `explanation()` decides whether any dead-stone labelling can reach the recorded
+result (the ceiling); `measure_game()` makes one board's record line; `report()` the table.
+`label_game()` makes a CSA* training record of a counted game (`agreed_labelling()`: the labels
+whose count is the agreed result), which `scoredata train` reads; `tune_flag()` chooses the
+doubtful flag's rule (csa.DoubtRule) on measured boards and `write_rule()` stores it in the
+classifier file.
 
 Which games are counted: a numeric RE (`B+2.5`, `W+0.5`, `0`/`Draw`); resignations, time,
 forfeits and unknown results are set aside, and so are handicap games (HA or setup stones: the
@@ -52,20 +59,21 @@ count with the rule, TYGEM and Tom records without.
 """
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.rules.board import BLACK, EMPTY, WALL, WHITE, opponent
-from engine.rules.coords import PASS, format_vertex
+from engine.rules.board import BLACK, EMPTY, WHITE, opponent
+from engine.rules.coords import PASS, board_points, format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules, pass_alive
 from engine.scoring import csa, deadstones
+from engine.scoring.deadstones import AREA, TERRITORY, count
 from engine.tools.gtp_client import GtpClient, GtpError, find_gnugo
 from engine.training.sgfdata import ReadCounts, iter_games, replay
 
-AREA, TERRITORY = "area", "territory"
 RULES_SCORING = {"japanese": TERRITORY, "korean": TERRITORY, "jp": TERRITORY, "kr": TERRITORY,
                  "chinese": AREA, "cn": AREA, "aga": AREA, "nz": AREA, "new zealand": AREA,
                  "tromp-taylor": AREA, "tromp taylor": AREA}
@@ -154,11 +162,14 @@ def counted_game(record):
                        record.moves)
 
 
-def iter_counted(paths, counts=None, set_aside=None, skip=0):
+def iter_counted(paths, counts=None, set_aside=None, skip=0, only=None):
     """(index, CountedGame) of the counted games under the paths (iter_games' index, so that a
-    resumed reader can skip). Records set aside are counted by reason in set_aside (a dict)."""
+    resumed reader can skip). Records set aside are counted by reason in set_aside (a dict).
+    only: a set of record names to read, the others passed over unread (and uncounted)."""
     set_aside = {} if set_aside is None else set_aside
     for index, record in iter_games(paths, counts, sizes={19, 13, 9}, skip=skip):
+        if only is not None and record.name not in only:
+            continue
         try:
             game = counted_game(record)
         except ValueError as error:
@@ -169,99 +180,6 @@ def iter_counted(paths, counts=None, set_aside=None, skip=0):
 
 
 # ---------------------------------------------------------------------- counting
-
-
-def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
-    """Black's margin, komi included, with the chains of `dead` stones taken off. AREA: stones
-    and the empty regions that reach one colour only (Chinese: eyes in seki are the owner's).
-    TERRITORY: empty regions (dead stones taken off) bordered by one colour and touching no stone
-    of `seki`, plus prisoners: `captures` (Black's, White's) and the dead stones; with `teire`,
-    less the false eyes the owner must fill (`must_fill()`)."""
-    colours = [WALL] * board.num_locs
-    for p in board.points():
-        colours[p] = board.get(p)
-    dead_count = {BLACK: 0, WHITE: 0}
-    for p in dead:
-        if colours[p] in (BLACK, WHITE):
-            for q in board.chain(p):
-                if colours[q] != EMPTY:
-                    dead_count[colours[q]] += 1
-                    colours[q] = EMPTY
-    seki = set(seki)
-    owner_of = {}
-    for region, owner, in_seki in _regions(board, colours, seki):
-        if owner and not (scoring == TERRITORY and in_seki):
-            for p in region:
-                owner_of[p] = owner
-    if scoring == TERRITORY and teire:
-        for p in must_fill(board, colours, owner_of):
-            del owner_of[p]
-    points = {BLACK: 0, WHITE: 0}
-    for owner in owner_of.values():
-        points[owner] += 1
-    if scoring == AREA:
-        for p in board.points():
-            if colours[p] in (BLACK, WHITE):
-                points[colours[p]] += 1
-    else:
-        points[BLACK] += captures[0] + dead_count[WHITE]
-        points[WHITE] += captures[1] + dead_count[BLACK]
-    return points[BLACK] - points[WHITE] - komi
-
-
-def _regions(board, colours, seki=frozenset()):
-    """(points, owner or None, touches a stone of seki) of every empty region of `colours`."""
-    stride = board.stride
-    seen = set()
-    for start in board.points():
-        if colours[start] != EMPTY or start in seen:
-            continue
-        seen.add(start)
-        stack, region, borders, in_seki = [start], [], set(), False
-        while stack:
-            p = stack.pop()
-            region.append(p)
-            for q in (p - stride, p - 1, p + 1, p + stride):
-                c = colours[q]
-                if c == EMPTY:
-                    if q not in seen:
-                        seen.add(q)
-                        stack.append(q)
-                elif c != WALL:
-                    borders.add(c)
-                    in_seki = in_seki or q in seki
-        yield region, (borders.pop() if len(borders) == 1 else None), in_seki
-
-
-def must_fill(board, colours, owner_of):
-    """Territory points their owner must fill before the count (teire): a false eye (living
-    opponent stones on two of its diagonals, one at the edge) that is the only liberty inside
-    its owner's territory of a chain with liberties outside it, which the opponent can fill to
-    put the chain in atari."""
-    stride = board.stride
-    seen, points = set(), set()
-    for p in board.points():
-        colour = colours[p]
-        if colour not in (BLACK, WHITE) or p in seen:
-            continue
-        chain = board.chain(p)
-        seen.update(chain)
-        liberties = {q for s in chain for q in (s - stride, s - 1, s + 1, s + stride)
-                     if colours[q] == EMPTY}
-        inside = [q for q in liberties if owner_of.get(q) == colour]
-        if len(inside) == 1 and len(liberties) > 1 and \
-                _false_eye(inside[0], colour, colours, stride):
-            points.add(inside[0])
-    return points
-
-
-def _false_eye(p, owner, colours, stride):
-    """Whether point p of owner's is a false eye: living opponent stones on two of its
-    diagonals, or on one at the edge."""
-    diagonals = [colours[q] for q in (p - stride - 1, p - stride + 1, p + stride - 1,
-                                      p + stride + 1)]
-    enemies = sum(c == opponent(owner) for c in diagonals)
-    return enemies >= (1 if WALL in diagonals else 2)
 
 
 def blocks_of(board):
@@ -442,25 +360,45 @@ class GnuGoCounter:
 
     def score(self, game):
         """Black's margin by GNU Go, or None when it refused a move or failed."""
-        size = game.board.size
         try:
-            gnugo = self._client(game.scoring)
-            gnugo.send(f"boardsize {size}")
-            gnugo.send("clear_board")
-            gnugo.send(f"komi {game.komi:g}")
-            for colour, loc in game.moves:
-                vertex = "pass" if loc == PASS else format_vertex(loc, size)
-                gnugo.send(f"play {'bw'[colour - 1]} {vertex}")
-            reply = gnugo.send("final_score", timeout=self.timeout)
+            reply = self._replayed(game).send("final_score", timeout=self.timeout)
         except GtpError:
-            client = self.clients.pop(game.scoring, None)
-            if client is not None and not client.usable:
-                client.kill()
+            self._drop(game.scoring)
             return None
         try:
             return parse_result(reply)
         except ValueError:
             return None
+
+    def statuses(self, game):
+        """(dead stones, stones in seki) by GNU Go's final_status_list on the record's final
+        board (its moves replayed), or None when it refused a move or failed."""
+        size = game.board.size
+        try:
+            gnugo = self._replayed(game)
+            found = [{parse_vertex(v, size) for v in gnugo.send(f"final_status_list {status}",
+                                                                timeout=self.timeout).split()}
+                     for status in ("dead", "seki")]
+        except (GtpError, ValueError):
+            self._drop(game.scoring)
+            return None
+        return found[0], found[1]
+
+    def _replayed(self, game):
+        size = game.board.size
+        gnugo = self._client(game.scoring)
+        gnugo.send(f"boardsize {size}")
+        gnugo.send("clear_board")
+        gnugo.send(f"komi {game.komi:g}")
+        for colour, loc in game.moves:
+            vertex = "pass" if loc == PASS else format_vertex(loc, size)
+            gnugo.send(f"play {'bw'[colour - 1]} {vertex}")
+        return gnugo
+
+    def _drop(self, scoring):
+        client = self.clients.pop(scoring, None)
+        if client is not None and not client.usable:
+            client.kill()
 
     def close(self):
         for client in self.clients.values():
@@ -475,15 +413,21 @@ def _vertices(board, stones):
     return " ".join(format_vertex(p, board.size) for p in sorted(stones))
 
 
+def _statuses_of(assessment, blocks):
+    status_of = {chain.stones[0]: chain.status for chain in assessment.chains}
+    return [status_of.get(stones[0], deadstones.ALIVE) for _, stones in blocks]
+
+
 def measure_game(index, game, gnugo=None, review=True, classifier=None):
     """One board's record line (a dict): kosumi's count and flags, the ceiling, GNU Go's count."""
     started = time.perf_counter()
-    state = game.state()
-    assessment = deadstones.assess(state, classifier=classifier)
+    assessment = deadstones.assess(game.state(), classifier=classifier, review=review)
     blocks = blocks_of(game.board)
-    status_of = {chain.stones[0]: chain.status for chain in assessment.chains}
-    statuses = [status_of.get(stones[0], deadstones.ALIVE) for _, stones in blocks]
+    statuses = _statuses_of(assessment, blocks)
     kosumi = _count_statuses(game, blocks, statuses)
+    result = assessment.csa_result
+    signs = result.doubt_signs()
+    unreviewed = dict(signs, search_gap=None)
     line = {"index": index, "name": game.name, "rules": game.rules_name,
             "scoring": game.scoring, "komi": game.komi, "result": game.result,
             "captures": list(game.captures), "kosumi": kosumi,
@@ -491,14 +435,11 @@ def measure_game(index, game, gnugo=None, review=True, classifier=None):
                                            if statuses[i] == deadstones.DEAD for p in stones)),
             "seki": _vertices(game.board, (p for i, (_, stones) in enumerate(blocks)
                                            if statuses[i] == deadstones.SEKI for p in stones)),
-            "doubtful": bool(assessment.doubtful)}
+            "doubtful": bool(result.rule.flags(unreviewed)), "signs": signs}
     if review:
-        # final_score's flag: the assessment's, or the tree search's area count far from CSA*'s
-        dead = sorted(assessment.dead)
-        search = csa.search_count(game.board, game.komi)
-        flood = csa.score_by_flood_fill(game.board, game.komi, dead)
-        line["search_count"] = search
-        line["doubtful_review"] = bool(assessment.doubtful or abs(search - flood) > csa.REVIEW_GAP)
+        # final_score's flag: the assessment's, with the tree search's area count
+        line["search_count"] = result.search_score
+        line["doubtful_review"] = bool(assessment.doubtful)
     kosumi_seconds = time.perf_counter() - started
     ceiling = explanation(game, blocks, statuses, kosumi)
     line.update(reachable=ceiling.reachable, explained=ceiling.explained,
@@ -532,11 +473,33 @@ def _last_index(out):
     return last, lines
 
 
-def measure(paths, out, games, use_gnugo=True, review=True, every=1, progress=None):
+def measure(paths, out, games, use_gnugo=True, review=True, every=1, progress=None,
+            classifier=None, only=None):
     """Measure counted games under `paths` into the JSON-lines file `out`, appending (fsynced
     a line at a time), until it holds `games` boards; a resumed run goes on after the last
     index on file. every: take one counted game in this many (spread a small run over a
-    collection). Returns the boards written now."""
+    collection); only: the names of the records to measure instead (the boards of an earlier
+    file, `boards_of()`). classifier: CSA*'s (default: the shipped one for the board size).
+    Returns the boards written now."""
+    return _run_over(paths, out, games, every, use_gnugo, progress,
+                     lambda index, game, gnugo: measure_game(index, game, gnugo, review,
+                                                             classifier), only)
+
+
+def boards_of(paths):
+    """The record names measured in earlier files (to measure the same boards again)."""
+    from engine.training.scoredata import read_records
+    names = {r["name"] for path in paths for r in read_records(path) if "name" in r}
+    if not names:
+        raise ValueError(f"no measured boards in {', '.join(map(str, paths))}")
+    return names
+
+
+def _run_over(paths, out, games, every, use_gnugo, progress, make_line, only=None):
+    """The resumable loop of `measure` and `make_labels`: make_line(index, game, gnugo) for
+    every `every`-th counted game after the last index on file (or, given `only`, a set of
+    record names, for exactly those games), one fsynced line each, until the file holds
+    `games` lines."""
     progress = progress or sys.stderr
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -546,24 +509,33 @@ def measure(paths, out, games, use_gnugo=True, review=True, every=1, progress=No
         raise ValueError("GNU Go is not installed (apt-get install gnugo), or use --no-gnugo")
     counts, set_aside = ReadCounts(), {}
     written = seen = 0
+    if only is not None:
+        only = set(only) - {r["name"] for r in _lines_of(out)}
     try:
         with open(out, "a", encoding="utf-8") as handle:
-            for index, game in iter_counted(paths, counts, set_aside, skip=last + 1):
+            for index, game in iter_counted(paths, counts, set_aside, skip=last + 1, only=only):
                 if on_file + written >= games:
                     break
-                seen += 1
-                if (seen - 1) % every:
-                    continue
+                if only is not None:
+                    only.discard(game.name)
+                else:
+                    seen += 1
+                    if (seen - 1) % every:
+                        continue
                 try:
-                    line = measure_game(index, game, gnugo, review)
+                    line = make_line(index, game, gnugo)
                 except Exception as error:        # one board never stops the run
-                    line = {"index": index, "name": game.name, "error": repr(error)}
+                    line = {"index": index, "name": game.name, "error": repr(error),
+                            "abandoned": True}     # what scoredata's readers skip
                 handle.write(json.dumps(line, separators=(",", ":")) + "\n")
                 handle.flush()
+                os.fsync(handle.fileno())
                 written += 1
                 if progress and written % 25 == 0:
                     print(f"{on_file + written} boards ({index + 1} records read)", file=progress,
                           flush=True)
+                if only is not None and not only:
+                    break           # every board asked for is measured
     finally:
         if gnugo is not None:
             gnugo.close()
@@ -571,6 +543,74 @@ def measure(paths, out, games, use_gnugo=True, review=True, every=1, progress=No
     print(f"{written} boards written to {out}; this run read {counts.summary()}; set aside: "
           f"{reasons or 'none'}", file=progress)
     return written
+
+
+# ---------------------------------------------------------------------- labels for training
+
+
+LABEL_LETTER = {deadstones.ALIVE: "a", deadstones.DEAD: "d", deadstones.SEKI: "s"}
+BOARD_LETTER = {EMPTY: ".", BLACK: "X", WHITE: "O"}
+
+
+def agreed_labelling(game, classifier=None, gnugo=None):
+    """(statuses per block of blocks_of(), source, units changed) of a labelling that counts
+    to the recorded result, or None when none is found. Tried in turn: CSA*'s labels
+    ("kosumi"); GNU Go's dead and seki lists ("gnugo"); the fewest units relabelled from
+    either by explanation() ("relabelled"; from GNU Go's when both need as few). A labelling
+    is only ever taken when its count under the record's rules is the result."""
+    blocks = blocks_of(game.board)
+    kosumi = _statuses_of(deadstones.assess(game.state(), classifier=classifier), blocks)
+    if abs(_count_statuses(game, blocks, kosumi) - game.result) < 1e-6:
+        return kosumi, "kosumi", 0
+    bases = [kosumi]
+    found = gnugo.statuses(game) if gnugo is not None else None
+    if found is not None:
+        dead, seki = found
+        theirs = [deadstones.DEAD if stones[0] in dead else
+                  deadstones.SEKI if stones[0] in seki else deadstones.ALIVE
+                  for _, stones in blocks]
+        if abs(_count_statuses(game, blocks, theirs) - game.result) < 1e-6:
+            return theirs, "gnugo", 0
+        bases.insert(0, theirs)
+    best = None
+    for base in bases:
+        verdict = explanation(game, blocks, base)
+        if verdict.explained and (best is None or verdict.changed_units < best.changed_units):
+            best = verdict
+    if best is None:
+        return None
+    return best.statuses, "relabelled", best.changed_units
+
+
+def label_game(index, game, gnugo=None, classifier=None):
+    """One training record (scoredata's format, which csatrain reads: the board as '.XO' and a
+    label per point as '.ads', row by row from the top) labelled by the agreed count, or a
+    record marked abandoned when no labelling found counts to the result."""
+    line = {"index": index, "name": game.name, "size": game.board.size, "komi": game.komi,
+            "rules": game.rules_name, "scoring": game.scoring, "result": game.result}
+    labelling = agreed_labelling(game, classifier, gnugo)
+    if labelling is None:
+        return dict(line, abandoned=True, reason="no labelling found counts to the result")
+    statuses, source, changed = labelling
+    status_at = {p: statuses[i] for i, (_, stones) in enumerate(blocks_of(game.board))
+                 for p in stones}
+    points = board_points(game.board.size)
+    return dict(line, board="".join(BOARD_LETTER[game.board.get(p)] for p in points),
+                labels="".join(LABEL_LETTER[status_at[p]] if p in status_at else "."
+                               for p in points),
+                label_source=source, changed_units=changed)
+
+
+def make_labels(paths, out, games, use_gnugo=True, every=1, progress=None, classifier=None):
+    """Training records for CSA* from the counted games under `paths` (label_game), appended
+    to `out` and resumable as `measure` is. Returns the records written now."""
+    return _run_over(paths, out, games, every, use_gnugo, progress,
+                     lambda index, game, gnugo: label_game(index, game, gnugo, classifier))
+
+
+def _lines_of(out):
+    from engine.training.scoredata import read_records
+    return read_records(out) if Path(out).exists() else []
 
 
 def _rate(part, whole):
@@ -606,11 +646,20 @@ def summarise(lines):
     return summary
 
 
-def report(paths, out=None):
-    """Print the accuracy table of measured record files, one block per file and their total."""
+def report(paths, out=None, gnugo_from=()):
+    """Print the accuracy table of measured record files, one block per file and their total.
+    gnugo_from: files measured with GNU Go whose counts fill in GNU Go's column of boards
+    measured without it (the same record names)."""
     out = out or sys.stdout
     from engine.training.scoredata import read_records
     groups = [(str(path), read_records(path)) for path in paths]
+    if gnugo_from:
+        theirs = {r["name"]: r["gnugo"] for path in gnugo_from for r in read_records(path)
+                  if r.get("gnugo") is not None}
+        for _, lines in groups:
+            for r in lines:
+                if r.get("gnugo") is None and r.get("name") in theirs:
+                    r["gnugo"] = theirs[r["name"]]
     if len(groups) > 1:
         groups.append(("all files", [r for _, lines in groups for r in lines]))
     for name, lines in groups:
@@ -639,33 +688,124 @@ def report(paths, out=None):
     return summarise([r for _, lines in groups[-1:] for r in lines])
 
 
+# ---------------------------------------------------------------------- the doubtful flag's rule
+
+COUNTS_GAPS = (*range(0, 31), 1000)               # points; 1000: the check left out
+BANDS = (0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05)   # 0.5: no block flags a board
+REVIEW_GAPS = (*range(2, 41), 1000)
+
+
+def tune_flag(lines, most_false=0.10):
+    """The DoubtRule (engine/scoring/csa.py) that catches the most wrong counts among the
+    explained boards of measured lines (with their "signs") while flagging at most
+    `most_false` of the right ones (ties: fewer right ones flagged, then the earliest rule of
+    the grids), and its (caught, wrong, flagged, right). Choose it on boards the classifier
+    never learnt and that are not the test boards."""
+    import numpy as np
+    boards = [r for r in lines if "error" not in r and r.get("explained") and "signs" in r]
+    if not boards:
+        raise ValueError("no explained boards with doubt signs (measure them with this kosumi)")
+    reviewed = all(r["signs"]["search_gap"] is not None for r in boards)
+    wrong = np.array([abs(r["kosumi"] - r["result"]) >= 1e-6 for r in boards])
+    counts_gap = np.array([r["signs"]["counts_gap"] for r in boards])
+    least_sure = np.array([r["signs"]["least_sure"] for r in boards])
+    changed = np.array([r["signs"]["changed_mind"] for r in boards])
+    search_gap = np.array([r["signs"]["search_gap"] if reviewed else 0.0 for r in boards])
+    rights, wrongs = int((~wrong).sum()), int(wrong.sum())
+    best, best_key = None, None
+    for review_gap in (REVIEW_GAPS if reviewed else (1000,)):
+        by_search = search_gap > review_gap if reviewed else np.zeros(len(boards), bool)
+        for gap in COUNTS_GAPS:
+            by_counts = by_search | (counts_gap > gap + 1e-9)
+            for band in BANDS:
+                by_band = by_counts | (least_sure < 0.5 - band)
+                for changed_mind in (False, True):
+                    flagged = by_band | changed if changed_mind else by_band
+                    false = int((flagged & ~wrong).sum())
+                    if false > most_false * rights:
+                        continue
+                    key = (int((flagged & wrong).sum()), -false)
+                    if best_key is None or key > best_key:
+                        best_key = key
+                        best = csa.DoubtRule(float(gap), band, changed_mind,
+                                             float(review_gap) if reviewed else csa.REVIEW_GAP)
+    return best, (best_key[0], wrongs, -best_key[1], rights)
+
+
+def write_rule(weights, rule, note):
+    """Save the classifier file `weights` again with `rule` as its doubtful flag's rule."""
+    classifier = csa.Classifier.load(weights)
+    metadata = {k: v for k, v in classifier.metadata.items()
+                if k not in ("format", "format_version", "feature_version", "num_base_features",
+                             "num_recursive_features", "steps", "hidden", "params_sha256")}
+    metadata["doubt"] = rule.to_metadata()
+    metadata["doubt_chosen_on"] = note
+    classifier.save(weights, metadata)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m engine.training.agreedcounts",
                                      description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("measure", help="count the counted games' final boards")
-    run.add_argument("--sgf", nargs="+", required=True, help="SGF files, collections, archives")
-    run.add_argument("--out", required=True, help="record file (JSON lines), appended; resumed "
-                                                  "runs go on after its last game")
-    run.add_argument("--games", type=int, required=True, help="boards the file should hold")
-    run.add_argument("--every", type=int, default=1, help="take one counted game in this many")
-    run.add_argument("--no-gnugo", action="store_true", help="leave GNU Go's column out")
+    labels = commands.add_parser("labels", help="CSA* training records labelled by the agreed "
+                                                "counts (for scoredata train)")
+    for sub in (run, labels):
+        sub.add_argument("--sgf", nargs="+", required=True,
+                         help="SGF files, collections, archives")
+        sub.add_argument("--out", required=True, help="record file (JSON lines), appended; "
+                                                      "resumed runs go on after its last game")
+        sub.add_argument("--games", type=int, required=True, help="boards the file should hold")
+        sub.add_argument("--every", type=int, default=1,
+                         help="take one counted game in this many")
+        sub.add_argument("--no-gnugo", action="store_true",
+                         help="leave GNU Go out (its column; for labels, its dead stones)")
+        sub.add_argument("--weights", default=None,
+                         help="CSA* classifier file (default: the shipped one for the size)")
     run.add_argument("--no-review", action="store_true",
                      help="leave out the tree search's review (final_score's doubtful flag "
                           "reviews; 0.7 s or more a 19x19 board)")
+    run.add_argument("--boards-of", nargs="+", default=None, metavar="FILE",
+                     help="measure exactly the boards of these earlier files (not --every)")
     show = commands.add_parser("report", help="the accuracy table of measured files")
     show.add_argument("--data", nargs="+", required=True)
+    show.add_argument("--gnugo-from", nargs="+", default=(), metavar="FILE",
+                      help="files measured with GNU Go: its counts of the same boards")
+    tune = commands.add_parser("tune-flag", help="choose the doubtful flag's rule on measured "
+                                                 "boards (not the test boards)")
+    tune.add_argument("--data", nargs="+", required=True)
+    tune.add_argument("--most-false", type=float, default=0.10,
+                      help="share of right boards the flag may mark (default 0.10)")
+    tune.add_argument("--write", default=None, metavar="WEIGHTS",
+                      help="save the rule into this classifier file (the one measured)")
     args = parser.parse_args(argv)
     try:
+        classifier = (csa.Classifier.load(args.weights)
+                      if getattr(args, "weights", None) else None)
         if args.command == "measure":
             measure(args.sgf, args.out, args.games, use_gnugo=not args.no_gnugo,
-                    review=not args.no_review, every=max(1, args.every))
+                    review=not args.no_review, every=max(1, args.every),
+                    classifier=classifier,
+                    only=boards_of(args.boards_of) if args.boards_of else None)
+        elif args.command == "labels":
+            make_labels(args.sgf, args.out, args.games, use_gnugo=not args.no_gnugo,
+                        every=max(1, args.every), classifier=classifier)
+        elif args.command == "tune-flag":
+            from engine.training.scoredata import read_records
+            rule, (caught, wrong, flagged, right) = tune_flag(
+                [r for path in args.data for r in read_records(path)], args.most_false)
+            print(f"{rule}: catches {_rate(caught, wrong)} wrong counts, flags "
+                  f"{_rate(flagged, right)} right ones")
+            if args.write:
+                write_rule(args.write, rule, f"agreedcounts tune-flag --most-false "
+                                             f"{args.most_false:g} on {', '.join(args.data)}")
+                print(f"wrote the rule into {args.write}")
         else:
-            report(args.data)
+            report(args.data, gnugo_from=args.gnugo_from)
     except KeyboardInterrupt:
-        print(f"\ninterrupted; run the same command again to go on", file=sys.stderr)
+        print("\ninterrupted; run the same command again to go on", file=sys.stderr)
         return 130
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0

@@ -392,14 +392,15 @@ def _append_records(out, total, runner, todo, seed, size, workers, gnugo_command
 # engine/training/csatrain.py, on the records of files
 
 def train_from_files(paths, out, hidden=50, steps=csa.CASCADE_STEPS, epochs=600, seed=1,
-                     blocks="all"):
+                     blocks="all", batch_size=None):
     records = [r for path in paths for r in read_records(path)]
     classifier, games = csatrain.train(records, hidden, steps, epochs, seed, blocks,
-                                       log=lambda text: print(text, file=sys.stderr))
+                                       log=lambda text: print(text, file=sys.stderr),
+                                       batch_size=batch_size)
     sizes = sorted({r["size"] for r in records if not r.get("abandoned")})
     metadata = classifier.save(out, {"games_trained": games, "board_sizes": sizes,
                                      "trainer": {"hidden": hidden, "epochs": epochs, "seed": seed,
-                                                 "blocks": blocks,
+                                                 "blocks": blocks, "batch_size": batch_size,
                                                  "data": [str(p) for p in paths]}})
     print(f"wrote {out}: {metadata['steps']} steps, {metadata['hidden']} hidden units, "
           f"{games} games", file=sys.stderr)
@@ -431,10 +432,12 @@ def evaluate_files(paths, weights=None, ownership=False, review=True, agree_with
         n = row["boards"]
         print(f"| {name} | {row['exact']}/{n} ({100 * row['exact'] / n:.1f}%) | "
               f"{row['winner']}/{n} ({100 * row['winner'] / n:.1f}%) |")
-    search_check = (f", or the tree search counts more than {csa.REVIEW_GAP:g} points away"
+    rule = classifier.doubt_rule
+    search_check = (f", or the tree search counts more than {rule.review_gap:g} points away"
                     if review else "")
-    print(f"doubtful flag (counts differ, a block within {csa.DOUBT_BAND} of a coin flip, the "
-          f"cascade's steps disagree on a block{search_check}): "
+    steps_check = ", the cascade's steps disagree on a block" if rule.changed_mind else ""
+    print(f"doubtful flag (counts more than {rule.counts_gap:g} points apart, a block between "
+          f"{rule.band:g} and {1 - rule.band:g}{steps_check}{search_check}): "
           f"{result['flagged_wrong']} of {result['wrong']} wrong boards flagged; "
           f"{result['flagged_right']} right boards flagged too")
     print(f"  the paper's check alone (flood fill and distance differ): "
@@ -488,6 +491,10 @@ def main(argv=None, prog="python -m engine.training.scoredata"):
     train_parser.add_argument("--blocks", choices=csatrain.BLOCK_CHOICES, default="all",
                               help="blocks to learn: every block (default), or the paper's "
                                    "learning task, the blocks whose status decides the score")
+    train_parser.add_argument("--batch-size", type=int, default=None,
+                              help="mini-batches of this many blocks (default: full batch, an "
+                                   "update an epoch; mini-batches for 19x19 sets of many "
+                                   "boards, with far fewer epochs)")
     evaluate_parser = commands.add_parser("evaluate", help="score held-out records")
     evaluate_parser.add_argument("--data", nargs="+", required=True)
     evaluate_parser.add_argument("--weights", default=None)
@@ -522,7 +529,8 @@ def main(argv=None, prog="python -m engine.training.scoredata"):
         print(f"{written} games written, {abandoned} abandoned, to {args.out}", file=sys.stderr)
     elif args.command == "train":
         train_from_files(args.data, args.out, hidden=args.hidden, steps=args.steps,
-                         epochs=args.epochs, seed=args.seed, blocks=args.blocks)
+                         epochs=args.epochs, seed=args.seed, blocks=args.blocks,
+                         batch_size=args.batch_size)
     else:
         try:
             evaluate_files(args.data, args.weights, ownership=args.ownership,
