@@ -252,13 +252,11 @@ class NetworkEvaluator(Evaluator):
         return -frame_white if to_move == BLACK else frame_white
 
 
-class SoftSegEvaluator(Evaluator):
-    """NeuroGo 3's soft-segmentation network behind the Evaluator interface. The sum of its
-    evaluation layer is the expected number of points alive for the side to move (section 2.2),
-    so the value is the expected area margin (Chinese scoring), komi included. Evaluations are
-    remembered by position (board, side to move) in a small LRU cache."""
-
-    tells_directions_apart = True     # a receptive-field weight per position in the 3x3 window
+class _RememberingNetEvaluator(Evaluator):
+    """What the soft-segmentation and unit-graph evaluators share: a net evaluated by position
+    (board, side to move) through a small LRU cache, emptied when the trainer changes the net's
+    parameters, and the net's own successor values. A subclass gives _compute(state), the
+    cached tuple for a position, and evaluate(), which reads it."""
 
     def __init__(self, network, cache_size=DEFAULT_CACHE_SIZE, metadata=None):
         if cache_size < 1:
@@ -274,32 +272,22 @@ class SoftSegEvaluator(Evaluator):
         self._cache.clear()
 
     def twin(self):
-        return SoftSegEvaluator(copy_network(self.network), self.cache_size, self.metadata)
+        return type(self)(copy_network(self.network), self.cache_size, self.metadata)
 
-    def evaluate(self, state):
+    def _remembered(self, state):
         if self.network.params_version != self._params_version:
             self._cache.clear()
             self._params_version = self.network.params_version
         key = (state.size, state.board.hash, state.to_move)
         known = self._cache.get(key)
         if known is None:
-            outputs, inputs, total = self.network.evaluate_board(state.board, state.to_move)
+            known = self._compute(state)
             self.evaluations += 1
-            points = state.size * state.size
-            alive = outputs[:, softseg.OUTPUT_EVAL]
-            ownership = np.zeros(len(alive))      # real colours, +1 black
-            on_board = inputs[:, 0] >= 0
-            frame = 2.0 * alive[on_board] - 1.0
-            ownership[on_board] = frame if state.to_move == BLACK else -frame
-            known = (2.0 * total - points, _read_only(outputs), _read_only(inputs),
-                     _read_only(ownership))
             self._cache[key] = known
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         self._cache.move_to_end(key)
-        margin, outputs, inputs, ownership = known
-        return Evaluation(margin + _komi_for(state.to_move, state.rules.komi), ownership, outputs,
-                          inputs)
+        return known
 
     def successor_values(self, state):
         moves = state.legal_moves()
@@ -307,6 +295,30 @@ class SoftSegEvaluator(Evaluator):
         pass_value, values = self.network.successor_values(state.board.copy(), mover, moves,
                                                            state.rules.suicide)
         return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
+
+
+class SoftSegEvaluator(_RememberingNetEvaluator):
+    """NeuroGo 3's soft-segmentation network behind the Evaluator interface. The sum of its
+    evaluation layer is the expected number of points alive for the side to move (section 2.2),
+    so the value is the expected area margin (Chinese scoring), komi included. Evaluations are
+    remembered by position (board, side to move) in a small LRU cache."""
+
+    tells_directions_apart = True     # a receptive-field weight per position in the 3x3 window
+
+    def _compute(self, state):
+        outputs, inputs, total = self.network.evaluate_board(state.board, state.to_move)
+        points = state.size * state.size
+        alive = outputs[:, softseg.OUTPUT_EVAL]
+        ownership = np.zeros(len(alive))      # real colours, +1 black
+        on_board = inputs[:, 0] >= 0
+        frame = 2.0 * alive[on_board] - 1.0
+        ownership[on_board] = frame if state.to_move == BLACK else -frame
+        return (2.0 * total - points, _read_only(outputs), _read_only(inputs), _read_only(ownership))
+
+    def evaluate(self, state):
+        margin, outputs, inputs, ownership = self._remembered(state)
+        return Evaluation(margin + _komi_for(state.to_move, state.rules.komi), ownership, outputs,
+                          inputs)
 
     has_connectivity = True
 
@@ -316,7 +328,7 @@ class SoftSegEvaluator(Evaluator):
         return self.network.connectivity()[frame, loc]
 
 
-class UnitGraphEvaluator(Evaluator):
+class UnitGraphEvaluator(_RememberingNetEvaluator):
     """NeuroGo's network over units (Enzenberger 1996) behind the Evaluator interface. Its outputs
     are, per point, the probability that the side to move owns it at the end (Benson's verdict
     where there is one), so the value is the expected area margin (Chinese scoring), komi
@@ -326,51 +338,19 @@ class UnitGraphEvaluator(Evaluator):
     point's unit (the points the network took as one). Evaluations are remembered by position
     (board, side to move) in a small LRU cache."""
 
-    def __init__(self, network, cache_size=DEFAULT_CACHE_SIZE, metadata=None):
-        if cache_size < 1:
-            raise ValueError(f"cache_size must be at least 1, not {cache_size}")
-        self.network = network
-        self.cache_size = int(cache_size)
-        self.metadata = metadata or {}
-        self._cache = OrderedDict()
-        self._params_version = network.params_version
-        self.evaluations = 0
-
-    def clear_cache(self):
-        self._cache.clear()
-
-    def twin(self):
-        return UnitGraphEvaluator(copy_network(self.network), self.cache_size, self.metadata)
+    def _compute(self, state):
+        owned, _, total = self.network.evaluate_board(state.board, state.to_move)
+        on_board = np.zeros(len(owned), dtype=bool)
+        on_board[state.board.points()] = True
+        frame = np.where(on_board, 2.0 * owned - 1.0, 0.0)
+        ownership = frame if state.to_move == BLACK else -frame      # real colours
+        return (2.0 * total - state.size * state.size, _read_only(owned[:, None].copy()),
+                _read_only(ownership), _read_only(self.network.unit_anchors()))
 
     def evaluate(self, state):
-        if self.network.params_version != self._params_version:
-            self.clear_cache()
-            self._params_version = self.network.params_version
-        key = (state.size, state.board.hash, state.to_move)
-        known = self._cache.get(key)
-        if known is None:
-            owned, _, total = self.network.evaluate_board(state.board, state.to_move)
-            self.evaluations += 1
-            on_board = np.zeros(len(owned), dtype=bool)
-            on_board[state.board.points()] = True
-            frame = np.where(on_board, 2.0 * owned - 1.0, 0.0)
-            ownership = frame if state.to_move == BLACK else -frame      # real colours
-            known = (2.0 * total - state.size * state.size, _read_only(owned[:, None].copy()),
-                     _read_only(ownership), _read_only(self.network.unit_anchors()))
-            self._cache[key] = known
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        margin, outputs, ownership, units = known
+        margin, outputs, ownership, units = self._remembered(state)
         return Evaluation(margin + _komi_for(state.to_move, state.rules.komi), ownership, outputs,
                           units)
-
-    def successor_values(self, state):
-        moves = state.legal_moves()
-        mover = state.to_move
-        pass_value, values = self.network.successor_values(state.board.copy(), mover, moves,
-                                                           state.rules.suicide)
-        return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
 
 
 class SymmetricEvaluator(Evaluator):
