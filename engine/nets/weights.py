@@ -311,62 +311,59 @@ def _network_from_metadata(path, metadata):
     return network
 
 
-def _softseg_from_metadata(path, metadata):
-    """The soft-segmentation network the metadata describes, every size checked."""
-    architecture = metadata["architecture"]
-    feature = metadata["feature_set"]
+def _check_feature_set(path, feature, module, kind):
+    """The name of a known feature set of `module` (softseg, unitnet) at this kosumi's version;
+    WeightFileError naming the file otherwise. kind names the sets in the message."""
     name = feature.get("name")
-    if name not in softseg.FEATURE_SETS:
-        raise WeightFileError(path, f"unknown soft-segmentation input set {name!r} "
-                                    f"(known: {list(softseg.FEATURE_SETS)})")
-    if feature.get("version") != softseg.feature_set_version(name):
-        raise WeightFileError(path, f"input set {name} version {feature.get('version')!r} does not "
-                                    f"match this kosumi's version {softseg.feature_set_version(name)}")
-    limits = {"hidden1": (1, 64), "hidden2": (0, 64), "intervals": (1, 64)}
+    if name not in module.FEATURE_SETS:
+        raise WeightFileError(path, f"unknown {kind} {name!r} (known: {sorted(module.FEATURE_SETS)})")
+    if feature.get("version") != module.feature_set_version(name):
+        raise WeightFileError(path, f"{kind} {name} version {feature.get('version')!r} does not "
+                                    f"match this kosumi's version {module.feature_set_version(name)}")
+    return name
+
+
+def _check_integers(path, architecture, limits):
+    """Each architecture[key] an integer in limits[key] = (low, high)."""
     for key, (low, high) in limits.items():
         value = architecture.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise WeightFileError(path, f"architecture {key} should be an integer {low}..{high}, "
                                         f"got {value!r}")
+
+
+def _check_sizes(path, architecture, network):
+    """The sizes the file records are those of the network its architecture builds."""
+    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
+                          ("num_params", network.num_params)):
+        if architecture.get(key) != expected:
+            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
+                                        f"architecture has {expected}")
+
+
+def _softseg_from_metadata(path, metadata):
+    """The soft-segmentation network the metadata describes, every size checked."""
+    architecture = metadata["architecture"]
+    name = _check_feature_set(path, metadata["feature_set"], softseg, "soft-segmentation input set")
+    _check_integers(path, architecture, {"hidden1": (1, 64), "hidden2": (0, 64), "intervals": (1, 64)})
     cutoff = architecture.get("cutoff")
     if not isinstance(cutoff, (int, float)) or isinstance(cutoff, bool) or not 0 < cutoff < 1:
         raise WeightFileError(path, f"architecture cutoff should be a number in (0, 1), "
                                     f"got {cutoff!r}")
     network = softseg.SoftSegNetwork(name, architecture["hidden1"], architecture["hidden2"],
                                      architecture["intervals"], float(cutoff))
-    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
-                          ("num_params", network.num_params)):
-        if architecture.get(key) != expected:
-            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
-                                        f"architecture has {expected}")
+    _check_sizes(path, architecture, network)
     return network
 
 
 def _unitgraph_from_metadata(path, metadata):
     """The unit-graph network the metadata describes, every size checked."""
     architecture = metadata["architecture"]
-    feature = metadata["feature_set"]
-    name = feature.get("name")
-    if name not in unitnet.FEATURE_SETS:
-        raise WeightFileError(path, f"unknown unit feature set {name!r} "
-                                    f"(known: {sorted(unitnet.FEATURE_SETS)})")
-    if feature.get("version") != unitnet.feature_set_version(name):
-        raise WeightFileError(path, f"unit feature set {name} version {feature.get('version')!r} "
-                                    f"does not match this kosumi's version "
-                                    f"{unitnet.feature_set_version(name)}")
-    limits = {"hidden": (1, unitnet.MAX_HIDDEN_UNITS),
-              "max_distance": (1, unitnet.MAX_DISTANCE)}
-    for key, (low, high) in limits.items():
-        value = architecture.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise WeightFileError(path, f"architecture {key} should be an integer {low}..{high}, "
-                                        f"got {value!r}")
+    name = _check_feature_set(path, metadata["feature_set"], unitnet, "unit feature set")
+    _check_integers(path, architecture, {"hidden": (1, unitnet.MAX_HIDDEN_UNITS),
+                                         "max_distance": (1, unitnet.MAX_DISTANCE)})
     network = unitnet.UnitGraphNetwork(name, architecture["hidden"], architecture["max_distance"])
-    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
-                          ("num_params", network.num_params)):
-        if architecture.get(key) != expected:
-            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
-                                        f"architecture has {expected}")
+    _check_sizes(path, architecture, network)
     return network
 
 
