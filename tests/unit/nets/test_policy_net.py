@@ -1,0 +1,206 @@
+"""The move-prediction network: position records and feature planes on ASCII diagrams, the
+forward pass against a finite-difference gradient, symmetric outputs, weight files refused by
+name, and the predictor at play."""
+import json
+
+import numpy as np
+import pytest
+
+from engine.nets.policy import PolicyNet, load_policy, save_policy, softmax
+from engine.nets.policy_features import FEATURE_SETS, features, move_permutation, transform
+from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LADDER_ATTACKER_FIRST,
+                                       LADDER_IF_PLAYED, LIBERTIES, MOVE_LIBERTIES, STONE,
+                                       PositionEncoder, new_record)
+from engine.nets.predictor import MovePredictor
+from engine.nets.weights import WeightFileError
+from engine.rules.board import BLACK, WHITE
+from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
+from tests.diagrams import LADDER, load_board, vertex
+
+ATARI = """
+    . O . . .
+    . X O . .
+    . O . . .
+    . . . . .
+    . . . . .
+"""
+SMALL_NETS = [({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5, "position_bias": 5}, "sn2008"),
+              ({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"),
+              ({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")]
+
+
+def record_of(diagram, to_move, recent=()):
+    board = load_board(diagram)
+    record = new_record(board.size)
+    PositionEncoder().encode(board, to_move, list(recent), record)
+    return board, record.reshape(-1, board.size, board.size)
+
+
+def point(text, size):
+    board_row = size - int(text[1:])
+    return board_row, "ABCDEFGHJKLMNOPQRST".index(text[0])
+
+
+def test_record_planes_on_a_diagram():
+    _, record = record_of(ATARI, WHITE, recent=[vertex("B3", 5), vertex("C4", 5)])
+    at = lambda text: record[(slice(None),) + point(text, 5)]
+    assert at("B4")[STONE] == BLACK and at("B4")[LIBERTIES] == 1      # its one liberty: A4
+    assert at("C4")[STONE] == WHITE and at("C4")[LIBERTIES] == 3
+    assert at("B5")[LIBERTIES] == 2
+    assert at("B3")[AGE] == 1 and at("C4")[AGE] == 2 and at("B4")[AGE] == 0
+    assert at("A4")[CAPTURES] == 1 and at("A4")[MOVE_LIBERTIES] == 3  # White takes B4
+    assert at("D2")[MOVE_LIBERTIES] == 4 and at("D2")[CAPTURES] == 0
+    assert at("B4")[MOVE_LIBERTIES] == 0                              # occupied: not a move
+    _, black = record_of(ATARI, BLACK)
+    at = lambda text: black[(slice(None),) + point(text, 5)]
+    assert at("A4")[CAPTURES] == 0 and at("A4")[MOVE_LIBERTIES] == 2  # Black extends
+
+
+def test_ladders_on_diagrams():
+    # conftest's ladder: White C3 (in atari) is captured if Black moves first, and a white
+    # stone at C4 (its escape) is captured in the ladder
+    _, black = record_of(LADDER, BLACK)
+    assert black[(LADDER_PLANE,) + point("C3", 9)] & LADDER_ATTACKER_FIRST
+    _, white = record_of(LADDER, WHITE)
+    assert white[(LADDER_PLANE,) + point("C4", 9)] & LADDER_IF_PLAYED
+    assert not white[(LADDER_PLANE,) + point("G7", 9)] & LADDER_IF_PLAYED
+
+
+def test_feature_planes_are_in_the_side_to_moves_frame():
+    _, record = record_of(ATARI, BLACK)
+    records = record.reshape(1, 1, *record.shape[:1], -1)
+    rich = features("rich", records, np.array([BLACK]))[0]
+    row, col = point("B4", 5)
+    assert rich[0, row, col] == 1          # own stone with one liberty
+    flipped = features("rich", records, np.array([WHITE]))[0]
+    assert flipped[4, row, col] == 1       # the same stone is the opponent's with one liberty
+    assert rich.shape == (FEATURE_SETS["rich"].planes, 5, 5)
+    sn = features("sn2008", np.repeat(records, 5, axis=1), np.array([BLACK]))[0]
+    assert sn.shape == (30, 5, 5) and sn[0, row, col] == 1 and sn[6, row, col] == 1
+
+
+def test_the_position_bias_map_keeps_corners_and_edges():
+    from engine.nets.policy import edge_map
+    assert list(edge_map(19, 19)) == list(range(19))
+    assert list(edge_map(9, 19)) == [0, 1, 2, 3, 4, 15, 16, 17, 18]
+    assert list(edge_map(25, 19))[:10] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert list(edge_map(25, 19))[10:15] == [9, 9, 9, 9, 9] and edge_map(25, 19)[-1] == 18
+
+
+def test_symmetry_of_planes_matches_the_board_symmetry():
+    size = 5
+    for s in range(SYMMETRIES):
+        table = move_permutation(size, s)
+        plane = np.zeros((size, size))
+        plane[1, 3] = 1
+        moved = transform(plane, s)
+        assert moved.ravel()[table[1 * size + 3]] == 1
+
+
+@pytest.mark.parametrize("architecture,feature_set", SMALL_NETS)
+def test_gradient_matches_finite_differences(architecture, feature_set):
+    rng = np.random.default_rng(7)
+    net = PolicyNet(architecture, feature_set, seed=3)
+    net.params = {k: (v + rng.standard_normal(v.shape) * 0.3).astype(np.float64) for k, v in net.params.items()}
+    x = rng.random((2, net.feature_set.planes, 5, 5))
+    target = np.array([3, 25])
+
+    def loss():
+        return -np.log(softmax(net.forward(x))[np.arange(2), target]).sum()
+
+    logits, cache = net.forward(x, keep=True)
+    d = softmax(logits)
+    d[np.arange(2), target] -= 1
+    grads = net.backward(cache, d)
+    for name, values in net.params.items():
+        for index in list(np.ndindex(values.shape))[:6]:
+            old = values[index]
+            values[index] = old + 1e-6
+            plus = loss()
+            values[index] = old - 1e-6
+            minus = loss()
+            values[index] = old
+            assert abs((plus - minus) / 2e-6 - grads[name][index]) < 1e-4, (name, index)
+
+
+def trained_like(architecture, feature_set, seed=5):
+    """A net with random weights of some size, so that its outputs differ from point to point."""
+    net = PolicyNet(architecture, feature_set, seed=seed)
+    rng = np.random.default_rng(seed)
+    net.params = {k: (v + rng.standard_normal(v.shape) * 0.5).astype(np.float32) for k, v in net.params.items()}
+    return net
+
+
+def test_weight_file_round_trip_and_refusals(tmp_path):
+    net = trained_like(*SMALL_NETS[2])
+    path = tmp_path / "policy.npz"
+    save_policy(path, net, 19, games_trained=3, positions_trained=600)
+    loaded, metadata = load_policy(path)
+    assert metadata["architecture"]["kind"] == "conv" and metadata["feature_set"]["name"] == "rich"
+    x = np.random.default_rng(0).random((1, net.feature_set.planes, 7, 7)).astype(np.float32)
+    np.testing.assert_allclose(loaded.forward(x), net.forward(x), rtol=1e-6)
+    # truncated
+    truncated = tmp_path / "truncated.npz"
+    truncated.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(WeightFileError, match="truncated.npz"):
+        load_policy(truncated)
+    # altered parameters
+    arrays = dict(np.load(path))
+    arrays["params"] = arrays["params"] + 1
+    altered = tmp_path / "altered.npz"
+    np.savez(altered, **arrays)
+    with pytest.raises(WeightFileError, match="altered.npz.*checksum"):
+        load_policy(altered)
+    # a feature set of another version
+    metadata = json.loads(arrays["metadata"].tobytes())
+    metadata["feature_set"]["version"] = 99
+    arrays = dict(np.load(path))
+    arrays["metadata"] = np.frombuffer(json.dumps(metadata).encode(), np.uint8)
+    versioned = tmp_path / "versioned.npz"
+    np.savez(versioned, **arrays)
+    with pytest.raises(WeightFileError, match="versioned.npz.*version 99"):
+        load_policy(versioned)
+    # a value net is not a policy net
+    from engine.nets.weights import DEFAULT_WEIGHTS
+    with pytest.raises(WeightFileError, match="not a policy network"):
+        load_policy(DEFAULT_WEIGHTS)
+
+
+@pytest.mark.parametrize("architecture,feature_set", SMALL_NETS)
+def test_symmetry_averaging_gives_symmetric_probabilities(architecture, feature_set):
+    predictor = MovePredictor(trained_like(architecture, feature_set), symmetries=8)
+    size = 7
+    game = GameState(size, Rules())
+    for text in ("C3", "E5", "D3"):
+        game.play(vertex(text, size))
+    base = predictor.probabilities(game)
+    for s in range(SYMMETRIES):
+        image = game.transformed(s)
+        moved = predictor.probabilities(image)
+        for loc in game.board.points():
+            assert moved[symmetric_loc(loc, size, s)] == pytest.approx(base[loc], abs=1e-9)
+        assert moved[-1] == pytest.approx(base[-1])
+
+
+def test_predictor_gives_zero_to_illegal_points_and_sums_to_one():
+    predictor = MovePredictor(trained_like(*SMALL_NETS[1]))
+    game = GameState(5, Rules())
+    for text in ("B4", "C4", "A3", "B3"):
+        game.play(vertex(text, 5))
+    p = predictor.probabilities(game)
+    assert p.sum() == pytest.approx(1.0)
+    for text in ("B4", "C4", "A3", "B3"):
+        assert p[vertex(text, 5)] == 0
+    assert (p[game.board.points()] > 0).sum() == 25 - 4
+
+
+@pytest.mark.parametrize("name", ["policy_19x19.npz", "policy_sn2008_19x19.npz"])
+def test_the_shipped_nets_open_on_the_third_and_fourth_lines(name):
+    from engine.nets.weights import shipped_weights_path
+    predictor = MovePredictor.load(shipped_weights_path(name))
+    game = GameState(19, Rules(komi=7))
+    probabilities = predictor.probabilities(game)
+    top = np.argsort(-probabilities[:-1])[:4]
+    for loc in top:
+        row, col = game.board.row_col(int(loc))
+        assert min(row, col, 18 - row, 18 - col) in (2, 3), (name, row, col)

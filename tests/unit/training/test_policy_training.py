@@ -1,0 +1,247 @@
+"""The policy net's data and trainer: readers of SGF collections and archives with broken records,
+position data that resumes, a tiny run that learns a fixed opening, resume after a stop, and
+`kosumi-train policy eval` on a small fixed set."""
+import io
+import json
+import lzma
+import tarfile
+import zipfile
+
+import numpy as np
+import pytest
+
+from engine.nets.policy import PolicyNet, load_policy
+from engine.nets.predictor import MovePredictor
+from engine.rules.coords import format_vertex
+from engine.rules.game import GameState, Rules
+from engine.training.policydata import PolicyDataset, prepare, read_manifest
+from engine.training.policytrain import PolicyRun, PolicySettings, torch_available
+from engine.training.sgfdata import ReadCounts, iter_games, read_game, split_collection
+from engine.training.train import main as kosumi_train
+
+OPENING = ["ee", "cc", "gg", "cg", "gc", "dd", "ff"]   # the moves every test game plays first
+
+
+def game_sgf(moves, size=9, extra=""):
+    colours = "BW"
+    body = "".join(f";{colours[i % 2]}[{m}]" for i, m in enumerate(moves))
+    return f"(;GM[1]FF[4]SZ[{size}]KM[7]RE[B+R]{extra}{body})".encode()
+
+
+def varied_games(count, seed=0):
+    """Games opening with OPENING, then a few random legal-looking moves."""
+    rng = np.random.default_rng(seed)
+    letters = "abcdefghi"
+    games = []
+    for _ in range(count):
+        tail, used = [], set(OPENING)
+        while len(tail) < 5:
+            move = letters[rng.integers(9)] + letters[rng.integers(9)]
+            if move not in used:
+                used.add(move)
+                tail.append(move)
+        games.append(game_sgf(OPENING + tail))
+    return games
+
+
+BROKEN = b"(;GM[1]SZ[9];B[ee];W[ee])"          # a move onto a stone
+UNREADABLE = b"(;GM[1]SZ[9];B[ee"                 # cut off in a property value
+
+
+def test_collections_are_cut_into_games():
+    text = game_sgf(["ee"]) + b"\n" + game_sgf(["cc", "dd"]) + b"\n"
+    assert len(split_collection(text)) == 2
+    nested = b"(;GM[1]SZ[9]C[a ) and a \\] inside];B[ee](;W[cc])(;W[dd]))(;SZ[9];B[aa])"
+    trees = split_collection(nested)
+    assert len(trees) == 2 and trees[1] == b"(;SZ[9];B[aa])"
+    record = read_game("x", trees[0])
+    assert [format_vertex(loc, 9) for _, loc in record.moves] == ["E5", "C7"]   # the main line
+
+
+def test_readers_skip_broken_records_in_every_format(tmp_path):
+    good = varied_games(3)
+    collection = tmp_path / "games.sgf"
+    collection.write_bytes(b"\n".join(good + [BROKEN, UNREADABLE]))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for i, data in enumerate(good + [UNREADABLE]):
+            info = tarfile.TarInfo(f"kgs/{i}.sgf")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    (tmp_path / "games.tar.gz").write_bytes(buffer.getvalue())
+    (tmp_path / "games.sgf.xz").write_bytes(lzma.compress(b"\n".join([UNREADABLE] + good)))
+    with zipfile.ZipFile(tmp_path / "games.zip", "w") as archive:
+        for i, data in enumerate(good + [UNREADABLE]):
+            archive.writestr(f"{i}.sgf", data)
+    for name in ("games.sgf", "games.tar.gz", "games.sgf.xz", "games.zip"):
+        counts = ReadCounts()
+        records = [record for _, record in iter_games([tmp_path / name], counts)]
+        assert counts.games == len(records) == (4 if name == "games.sgf" else 3), name
+        assert counts.skipped == {"unreadable": 1}, name
+    # a data directory of the whole folder: the move onto a stone is skipped too
+    manifest = prepare([tmp_path], tmp_path / "data", size=9)
+    assert manifest["games"] == 12 and manifest["skipped"] == {"unreadable": 4, "illegal move or setup": 1}
+    assert manifest["positions"] == 12 * 12
+
+
+def test_prepare_resumes_where_it_stopped(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    first = prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9, max_games=4, shard_positions=20)
+    assert first["games"] == 4 and len(first["shards"]) == 2
+    again = prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9, shard_positions=20)
+    assert again["games"] == 10 and again["positions"] == 120 and again["trees_done"] == 10
+    whole = prepare([tmp_path / "games.sgf"], tmp_path / "whole", size=9)
+    one, other = PolicyDataset([tmp_path / "data"]), PolicyDataset([tmp_path / "whole"])
+    everything = np.arange(120)
+    for a, b in zip(one.gather(everything, 4), other.gather(everything, 4)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="same sources"):
+        prepare([tmp_path], tmp_path / "data", size=9)
+
+
+def test_history_boards_stop_at_the_games_start(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(2)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    dataset = PolicyDataset([tmp_path / "data"])
+    records, moves, own = dataset.gather(np.array([0, 2, 12]), 4)
+    assert not records[0, 1:].any()                   # the first position: nothing before it
+    assert records[1, 2].any() is np.False_ or not records[1, 3:].any()
+    assert not records[2, 1:].any()                   # the second game's first position
+    assert list(own[:2]) == [1, 1] and moves[0] == 4 * 9 + 4
+
+
+def small_settings(**changes):
+    values = dict(kind="conv", channels=16, layers=3, first_kernel=5, batch_size=16,
+                  learning_rate="0.02@0", steps=150, seed=3)
+    values.update(changes)
+    return PolicySettings(**values)
+
+
+@pytest.mark.slow
+def test_a_tiny_run_learns_a_fixed_opening(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(30)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    # as played: under the board's symmetries the 3-3 points after E5 are one move
+    run = PolicyRun.create(tmp_path / "run", small_settings(steps=300, augment=0))
+    run.train([tmp_path / "data"], backend_name="numpy", log_every=100, checkpoint_every=100,
+              progress=False)
+    predictor = MovePredictor.load(tmp_path / "run" / "weights.npz")
+    game = GameState(9, Rules())
+    for expected in OPENING:
+        probabilities = predictor.probabilities(game)
+        best = int(np.argmax(probabilities[:-1]))
+        assert format_vertex(best, 9) == format_vertex(_loc(expected), 9)
+        game.play(_loc(expected))
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [100, 200, 300] and log[-1]["loss"] < log[0]["loss"]
+
+
+def _loc(sgf_point):
+    col, row = "abcdefghi".index(sgf_point[0]), "abcdefghi".index(sgf_point[1])
+    return (row + 1) * 11 + col + 1
+
+
+def test_a_stopped_run_resumes_exactly(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    straight = PolicyRun.create(tmp_path / "straight", small_settings(steps=20))
+    straight.train([tmp_path / "data"], backend_name="numpy", progress=False)
+
+    class StopAt:
+        def __init__(self, run, step):
+            self.run, self.step = run, step
+
+        @property
+        def requested(self):
+            return self.run.step >= self.step
+
+    halted = PolicyRun.create(tmp_path / "halted", small_settings(steps=20))
+    halted.train([tmp_path / "data"], backend_name="numpy", progress=False, stop=StopAt(halted, 8))
+    assert halted.step == 8
+    resumed = PolicyRun.resume(tmp_path / "halted")
+    assert resumed.step == 8 and resumed.positions == 8 * 16
+    resumed.train([tmp_path / "data"], backend_name="numpy", progress=False)
+    a, _ = load_policy(tmp_path / "straight" / "weights.npz")
+    b, _ = load_policy(tmp_path / "halted" / "weights.npz")
+    np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    PolicyRun.create(tmp_path / "run", small_settings(steps=4)).train(
+        [tmp_path / "data"], backend_name="numpy", progress=False)
+    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+                         "--steps", "6", "--learning-rate", "0.02@0,0.005@5", "--backend", "numpy",
+                         "--no-progress"]) == 0
+    resumed = PolicyRun.resume(tmp_path / "run")
+    assert resumed.step == 6 and resumed.settings.steps == 6
+    assert resumed.settings.rate_at(4) == 0.02 and resumed.settings.rate_at(5) == 0.005
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert {"type": "settings", "step": 4, "positions": 4 * 16, "steps": 6,
+            "learning_rate": "0.02@0,0.005@5"} in records
+    with pytest.raises(SystemExit):
+        kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+                      "--channels", "8", "--no-progress"])
+    assert PolicyRun.resume(tmp_path / "run").settings.channels == 16
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    for kind in ("conv", "sn2008"):
+        settings = small_settings(kind=kind, feature_set="", kernel=3, hidden=3, steps=5)
+        runs = []
+        for backend in ("numpy", "torch"):
+            run = PolicyRun.create(tmp_path / f"{kind}-{backend}", settings)
+            run.train([tmp_path / "data"], backend_name=backend, progress=False)
+            runs.append(load_policy(tmp_path / f"{kind}-{backend}" / "weights.npz")[0].flat_params())
+        np.testing.assert_allclose(runs[0], runs[1], rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    settings = small_settings(kind="conv", feature_set="", steps=1)
+    runs = []
+    for precision in ("fp32", "bf16"):
+        run = PolicyRun.create(tmp_path / precision, settings)
+        run.train([tmp_path / "data"], backend_name="torch", progress=False, precision=precision)
+        runs.append(load_policy(tmp_path / precision / "weights.npz")[0].flat_params())
+    start = PolicyNet(settings.architecture(), "rich", seed=settings.seed).flat_params()
+    # bfloat16 keeps 8 bits of mantissa: a step in nearly the same direction, not the same step
+    step32, step16 = runs[0] - start, runs[1] - start
+    cosine = step32 @ step16 / (np.linalg.norm(step32) * np.linalg.norm(step16))
+    assert 0.99 < cosine < 1 - 1e-7
+    assert 0.8 < np.linalg.norm(step16) / np.linalg.norm(step32) < 1.25
+    with pytest.raises(ValueError, match="only the torch backend"):
+        PolicyRun.create(tmp_path / "numpy", settings).train(
+            [tmp_path / "data"], backend_name="numpy", progress=False, precision="bf16")
+
+
+@pytest.mark.slow
+def test_policy_eval_on_a_fixed_set(tmp_path, capsys):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(30)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    run = PolicyRun.create(tmp_path / "run", small_settings(steps=300, augment=0))
+    run.train([tmp_path / "data"], backend_name="numpy", progress=False)
+    held_out = tmp_path / "held_out.sgf"
+    held_out.write_bytes(b"\n".join(varied_games(4, seed=9) + [BROKEN]))
+    assert kosumi_train(["policy", "eval", "--weights", str(tmp_path / "run" / "weights.npz"),
+                         "--sgf", str(held_out), "--size", "9", "--json", str(tmp_path / "r.json")]) == 0
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["positions"] == 4 * 12 and result["skipped"] == 1
+    # the opening's 7 moves of every game are predicted; the random tails mostly not
+    assert 7 / 12 - 0.01 <= result["top1"] <= 1 and result["top5"] >= result["top1"]
+    assert result["log_loss"] > 0
+    assert "top1" in capsys.readouterr().out
+
+
+def test_training_data_errors_name_the_directory(tmp_path):
+    with pytest.raises(ValueError, match="not a policy data directory"):
+        read_manifest(tmp_path)
+    with pytest.raises(SystemExit):
+        kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "run"), "--data", str(tmp_path)])
