@@ -16,8 +16,8 @@ Times are the median of --repeats positions from a replayed 19x19 game, one BLAS
 --train: positions a second of each backend on the same batches of a policy data directory
 (--data), numpy then torch with one thread and with two, in float32 and in bfloat16
 (--precision bf16), for the sn2008 net and the 8x48 conv net. numpy and torch float32 take the
-same steps (tests/test_policy_training.py), so their ratio is the speed-up; bfloat16 takes steps
-in nearly the same direction.
+same steps (tests/unit/training/test_policy_training.py), so their ratio is the speed-up;
+bfloat16 takes steps in nearly the same direction.
 """
 import os
 

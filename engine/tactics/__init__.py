@@ -15,6 +15,6 @@ board_is_one_point_eye in board.h): the board's own uniform playout and every la
 code use it, and the rules cannot import from above.
 
 The reference the ladder reader is checked against, a plain Python reader, is a test oracle:
-tests/ladder_oracle.py.
+tests/unit/tactics/ladder_oracle.py.
 
 May import: engine.rules."""

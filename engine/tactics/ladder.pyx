@@ -11,8 +11,8 @@ ataris, at the block's liberties; the defender extends at its liberty or capture
 block in atari, and with two liberties may also play elsewhere (then the attacker moves first).
 A block with three or more liberties is never captured in a ladder. Up to MAX_LADDER_DEPTH moves
 and MAX_LADDER_NODES positions are read; a ladder still unresolved then counts as escaped. The
-reference is the plain Python reader in tests/ladder_oracle.py, which tests/test_ladder.py checks
-this one against on many positions: the same results, the same node budget. This reader sees an
+reference is the plain Python reader in tests/unit/tactics/ladder_oracle.py, which test_ladder.py
+beside it checks this one against on many positions: the same results, the same node budget. This reader sees an
 escape to three or more liberties without playing it (surely_escapes()), and walks a long block
 once per node (walk_ladder_block()), which is where its speed comes from.
 
