@@ -110,8 +110,8 @@ def win_probability(score_lead, empty_points):
 def count_after_passing(state, colour, evaluator, capture_mode):
     """The final count for colour if the game ended now: dead stones removed, or (capture_mode:
     the board counted as it stands, as on CGOS) every stone alive."""
-    dead = () if capture_mode else deadstones.assess(state, evaluator).dead
-    count = deadstones.score(state, dead)
+    count = deadstones.score(state) if capture_mode else \
+        deadstones.assessed_score(state, deadstones.assess(state, evaluator))
     return count if colour == BLACK else -count
 
 
@@ -137,7 +137,7 @@ def after_opponent_passed(state, colour, evaluator, capture_mode, resigns):
     """
     assessment = deadstones.assess(state, evaluator)
     sign = 1 if colour == BLACK else -1
-    settled = sign * deadstones.score(state, assessment.dead)
+    settled = sign * deadstones.assessed_score(state, assessment)
     count = sign * deadstones.score(state, ()) if capture_mode else settled
     if count > 0:
         return PassVerdict(PASS, count, 0.0, f"opponent passed and the count wins by {count:g}")
