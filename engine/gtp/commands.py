@@ -250,7 +250,7 @@ class KosumiEngine(GtpEngineBase):
     def cmd_final_score(self):
         """Score with dead stones removed (Benson, then CSA*, the learned classifier): B+n, W+n or 0."""
         assessment = deadstones.assess(self.state, self.evaluator, review=True)
-        score = deadstones.format_score(deadstones.score(self.state, assessment.dead))
+        score = deadstones.format_score(deadstones.assessed_score(self.state, assessment))
         if assessment.doubtful:
             # On stderr, which GoGui's shell shows: the reply itself has no room for it.
             log.warning("final_score %s is doubtful for CSA* (%s): check the dead stones",
@@ -425,7 +425,7 @@ class KosumiEngine(GtpEngineBase):
         """The net's expected final score and the count with its dead stones removed."""
         evaluation = self.evaluator.evaluate(self.state)
         assessment = deadstones.assess(self.state, self.evaluator, evaluation.ownership)
-        count = deadstones.score(self.state, assessment.dead)
+        count = deadstones.assessed_score(self.state, assessment)
         return (f"expected {score_text(black_view(self.state, evaluation.value))}, counted now "
                 f"{deadstones.format_score(count)} with {len(assessment.dead)} dead stones")
 

@@ -21,6 +21,20 @@ RECENT_MOVES = 15               # the AGE plane's memory (as engine/training/pol
 CACHE_SIZE = 1024               # positions remembered (a search asks again after tree reuse)
 
 
+def symmetric_log_probabilities(forward, planes, symmetries):
+    """(B, S*S + 1) scores of the moves of planes (B, C, S, S) in the board's own frame: the net's
+    logits for symmetries=1, else the log of its probabilities averaged over the first
+    `symmetries` board symmetries (point i of the board is point permutation[i] of the
+    transformed one). softmax() of either gives the move probabilities."""
+    if symmetries == 1:
+        return np.asarray(forward(planes), np.float64)
+    size, count = planes.shape[-1], len(planes)
+    batch = np.concatenate([np.ascontiguousarray(transform(planes, s)) for s in range(symmetries)])
+    logits = np.asarray(forward(batch), np.float64).reshape(symmetries, count, -1)
+    mean = sum(softmax(logits[s])[:, move_permutation(size, s)] for s in range(symmetries))
+    return np.log(np.maximum(mean / symmetries, 1e-300))
+
+
 def _recent(history):
     return [loc for _, loc in reversed(history[-RECENT_MOVES:])]
 
@@ -73,20 +87,9 @@ class MovePredictor:
         size = state.size
         records = self.records(state, colour)
         planes = features(self.net.feature_set.name, records[None], np.array([colour]))
-        batch = np.concatenate([np.ascontiguousarray(transform(planes, s)) for s in range(self.symmetries)])
-        logits = self.net.forward(batch)
-        # each symmetry's answer read back in the board's own frame (point i of the board is
-        # point permutation[i] of the transformed one), then averaged as probabilities
-        mean = np.zeros(size * size + 1)
-        for s in range(self.symmetries):
-            answer = logits[s] if self.symmetries == 1 else softmax(logits[s])
-            mean += answer[move_permutation(size, s)]
+        scores = symmetric_log_probabilities(self.net.forward, planes, self.symmetries)[0]
         legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
-        if self.symmetries == 1:
-            point_probabilities = softmax(mean, legal)
-        else:
-            mean = np.where(legal, mean, 0.0)
-            point_probabilities = mean / mean.sum()
+        point_probabilities = softmax(scores, legal)
         result = np.zeros(state.board.num_locs + 1)
         stride = size + 2
         rows, cols = np.divmod(np.arange(size * size), size)

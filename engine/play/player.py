@@ -15,7 +15,8 @@ Passing (in this order):
   stones are not removed by the counting, as on CGOS); when the count with dead stones removed
   loses by more than the margin of doubt, resign (or pass when resigning is off: playing on only
   throws stones into the opponent's area); in between, play on only with a move the player rates
-  better than passing (here: by PASS_MARGIN), else pass;
+  better than passing (here: by PASS_MARGIN) and whose stone the count would not take off at once
+  (`thrown_away()`), else pass;
 - otherwise do not pass while a real move gains (beats passing by PASS_MARGIN);
 - with `capture_all_dead` (CGOS) or in `kgs-genmove_cleanup`, capture the opponent's dead stones
   before passing: the candidates shrink to the liberties of the dead chains.
@@ -49,6 +50,8 @@ RESIGN_STREAK = 3              # one bad evaluation is not enough to give up
 COUNT_DOUBT_MARGIN = 0.1       # of the board's points: a count lost by more (8 points on 9x9,
                                # 36 on 19x19) is not turned round by one misjudged block
 MIN_DOUBT_MARGIN = 2.0         # points: one stone misjudged moves an area count by 2
+THROWN_AWAY_TRIES = 8          # stones found dead after the opponent's pass before passing: the
+                               # moves a player rates lower are no likelier to live
 GAME_LENGTH_VALVE = 3          # after 3 x (board points) moves, passing is always allowed: a
                                # weak net must not be able to make a game endless
 EMERGENCY_FACTOR = 2.0         # under twice the usual cost in the budget: a cheaper evaluator
@@ -110,8 +113,8 @@ def win_probability(score_lead, empty_points):
 def count_after_passing(state, colour, evaluator, capture_mode):
     """The final count for colour if the game ended now: dead stones removed, or (capture_mode:
     the board counted as it stands, as on CGOS) every stone alive."""
-    dead = () if capture_mode else deadstones.assess(state, evaluator).dead
-    count = deadstones.score(state, dead)
+    count = deadstones.score(state) if capture_mode else \
+        deadstones.assessed_score(state, deadstones.assess(state, evaluator))
     return count if colour == BLACK else -count
 
 
@@ -137,7 +140,7 @@ def after_opponent_passed(state, colour, evaluator, capture_mode, resigns):
     """
     assessment = deadstones.assess(state, evaluator)
     sign = 1 if colour == BLACK else -1
-    settled = sign * deadstones.score(state, assessment.dead)
+    settled = sign * deadstones.assessed_score(state, assessment)
     count = sign * deadstones.score(state, ()) if capture_mode else settled
     if count > 0:
         return PassVerdict(PASS, count, 0.0, f"opponent passed and the count wins by {count:g}")
@@ -152,6 +155,14 @@ def after_opponent_passed(state, colour, evaluator, capture_mode, resigns):
         f"within the margin of doubt ({margin:g})"
     return PassVerdict(None, count, margin,
                        f"opponent passed and the count loses by {-count:g}, {doubt}")
+
+
+def thrown_away(state, colour, move):
+    """Whether colour's stone at move would be counted dead as soon as it is played (CSA*): a
+    stone thrown into the opponent's area, which gains nothing once the opponent has passed."""
+    after = state.copy()
+    after.play(move, colour)
+    return move in deadstones.assess(after).dead
 
 
 def dead_stone_liberties(state, colour, evaluator):
@@ -333,9 +344,15 @@ class Player:
             return Decision(PASS, analysis, no_gain)
         if not mask.any():
             return Decision(PASS, analysis, "no candidate move")
-        probabilities = boltzmann(values, mask, self.settings.beta)
-        index = int(self.rng.choice(len(moves), p=probabilities))
-        return Decision(moves[index], analysis, reason, float(probabilities[index]))
+        for _ in range(THROWN_AWAY_TRIES):
+            probabilities = boltzmann(values, mask, self.settings.beta)
+            index = int(self.rng.choice(len(moves), p=probabilities))
+            if not opponent_passed or cleanup or not thrown_away(state, colour, moves[index]):
+                return Decision(moves[index], analysis, reason, float(probabilities[index]))
+            mask[index] = False
+            if not mask.any():
+                break
+        return Decision(PASS, analysis, f"{reason}, and the moves that gain throw stones away")
 
     def _permitted_move_instead_of_pass(self, analysis, decision):
         """The restriction bars passing: a Boltzmann draw among the permitted real moves (the

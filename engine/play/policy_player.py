@@ -10,7 +10,8 @@ The net learnt from human games, which rarely record a pass, so passing is ruled
   `after_opponent_passed()`): pass when the count wins; when it loses by more than the margin of
   doubt, resign (or, never resigning, pass: playing on would only throw stones into the
   opponent's area); in between, the net's likeliest move among those the 1-ply analysis rates
-  better than passing, or a pass when there is none;
+  better than passing and whose stone the count would not take off at once, or a pass when
+  there is none;
 - otherwise pass when the net's pass is its top choice, or when no candidate is left;
 - with `capture_all_dead` or in `kgs-genmove_cleanup`, capture the opponent's dead stones before
   passing, as the other players do.
@@ -21,9 +22,9 @@ import logging
 
 import numpy as np
 
-from engine.play.player import (Decision, GAME_LENGTH_VALVE, PASS_MARGIN,
+from engine.play.player import (Decision, GAME_LENGTH_VALVE, PASS_MARGIN, THROWN_AWAY_TRIES,
                                 after_opponent_passed, dead_stone_liberties, move_text,
-                                safe_own_points, state_for)
+                                safe_own_points, state_for, thrown_away)
 from engine.play.settings import PlayerSettings, with_changes
 from engine.rules.board import PASS, opponent
 
@@ -110,7 +111,16 @@ class PolicyPlayer:
             return Decision(PASS, None, "no candidate" if not moves else "the net passes")
         if not moves:
             return Decision(PASS, None, no_move)
-        return self._draw(moves, probabilities, reason)
+        if not opponent_passed or cleanup:
+            return self._draw(moves, probabilities, reason)
+        for _ in range(THROWN_AWAY_TRIES):
+            decision = self._draw(moves, probabilities, reason)
+            if not thrown_away(state, colour, decision.move):
+                return decision
+            moves.remove(decision.move)
+            if not moves:
+                break
+        return Decision(PASS, None, f"{reason}, and the moves that gain throw stones away")
 
     def _draw(self, moves, probabilities, reason):
         weights = np.array([probabilities[m] for m in moves], dtype=float)

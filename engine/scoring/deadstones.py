@@ -178,6 +178,12 @@ def score(state, dead=(), seki=()):
     return area_score(board, rules.komi, dead)
 
 
+def assessed_score(state, assessment):
+    """score() of the state with the assessment's dead stones taken off and its seki chains
+    counted as seki (which matters under territory rules)."""
+    return score(state, assessment.dead, assessment.stones(SEKI))
+
+
 def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
     """Black's margin, komi included, with the chains of `dead` stones taken off (one stone
     marks its chain). AREA: stones and the empty regions that reach one colour only (Chinese:

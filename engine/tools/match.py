@@ -239,6 +239,9 @@ class GameResult:
     seconds: float = 0.0
     notes: list = field(default_factory=list)
     duplicate_of: int | None = None  # an earlier game with these moves, up to the board's symmetry
+    # stones each engine played in reply to its opponent's pass, by label: a player throwing stones
+    # into the area of an opponent who has passed shows here
+    replies_to_pass: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -287,7 +290,9 @@ class Game:
             number=self.number, black=players["b"].label, white=players["w"].label,
             result=result, winner=None if winner_colour is None else players[winner_colour].label,
             winner_colour=winner_colour, end=end, moves=len(self.moves),
-            seconds=round(time.monotonic() - self.started, 3), notes=self.notes, **details)
+            seconds=round(time.monotonic() - self.started, 3), notes=self.notes,
+            replies_to_pass=replies_to_pass(self.moves, players["b"].label, players["w"].label),
+            **details)
 
     def forfeit(self, colour, kind, detail):
         """`colour` loses the game. (A crashed or hung engine has already been killed by its
@@ -299,6 +304,16 @@ class Game:
         return self.finish(result_string(winner, letter), winner, "forfeit",
                            forfeit={"loser": slot.label, "colour": colour, "kind": kind,
                                     "detail": detail})
+
+
+def replies_to_pass(moves, black_label, white_label):
+    """{label: stones that engine played right after its opponent passed} over (colour, move)
+    pairs, a pass being None."""
+    replies = {black_label: 0, white_label: 0}
+    for (_, previous), (colour, move) in zip(moves, moves[1:]):
+        if previous is None and move is not None:
+            replies[black_label if colour == "b" else white_label] += 1
+    return replies
 
 
 def play_game(number, players, config, referee=None):
@@ -574,6 +589,11 @@ def summarise(results, config, slots, referee_command=None, interrupted=False):
             "forfeits": sum(r.forfeit is not None and r.forfeit["loser"] == label
                             for r in played),
             "resignations": sum(r.end == "resignation" and r.winner != label for r in played),
+            # games in which the engine played stones after its opponent's pass, and those it lost
+            "played_on_after_pass": sum(r.replies_to_pass.get(label, 0) > 0 for r in played),
+            "played_on_after_pass_and_lost": sum(
+                r.replies_to_pass.get(label, 0) > 0 and r.winner is not None
+                and r.winner != label for r in played),
             "restarts": slot.restarts,
         }
     games = len(results)
@@ -673,6 +693,11 @@ def format_summary(summary):
         if distinct["scored_games"]:
             line += f", mean margin for A {distinct['mean_margin_a']:+.2f}"
         lines.append(line)
+    for label, engine in summary["engines"].items():
+        if engine.get("played_on_after_pass"):
+            lines.append(f"  {label} played stones after its opponent's pass in "
+                         f"{engine['played_on_after_pass']} games and lost "
+                         f"{engine['played_on_after_pass_and_lost']} of them")
     if summary["doubtful_counts"]:
         lines.append(f"  CSA*'s count is doubtful in games "
                      f"{', '.join(map(str, summary['doubtful_counts']))}: check their dead stones")
@@ -724,6 +749,8 @@ def read_match(out_dir):
             moves = [(colour, None if move is None else tuple(move))
                      for colour, move in record.pop("move_list")]
             result = GameResult(**record)
+            if "replies_to_pass" not in record:    # a record from before the count was kept
+                result.replies_to_pass = replies_to_pass(moves, result.black, result.white)
         except (ValueError, KeyError, TypeError) as error:
             raise MatchAborted(f"{games_path}, line {line_number}, is damaged: {error!r}") from None
         if result.number != line_number:

@@ -14,6 +14,7 @@
 """
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 import tempfile
@@ -23,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.nets.policy import load_policy
+from engine.nets.predictor import symmetric_log_probabilities
+from engine.rules.game import SYMMETRIES
 from engine.nets.weights import WeightFileError
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policytrain import (LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
@@ -74,6 +77,9 @@ def build_parser():
     evaluate.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
     evaluate.add_argument("--games", type=int, default=None, help="the first N games only")
     evaluate.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
+    evaluate.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
+                          metavar="N", help="average the net over N of the board's 8 symmetries, "
+                          "as --policy-symmetries does in play (default 1)")
     evaluate.add_argument("--json", help="also write the result as JSON here")
 
     plot = commands.add_parser("plot", help="training curves")
@@ -110,10 +116,13 @@ def _eval(args, parser):
             if not manifest["positions"]:
                 parser.error(f"no positions in {' '.join(args.sgf)} ({manifest['skipped']} skipped)")
             dataset = PolicyDataset([scratch])
-            result = accuracy(net.forward, dataset, net.feature_set.name, np.arange(dataset.positions))
+            scores = functools.partial(symmetric_log_probabilities, net.forward,
+                                       symmetries=args.symmetries)
+            result = accuracy(scores, dataset, net.feature_set.name, np.arange(dataset.positions))
     except (ValueError, DataError, WeightFileError) as error:
         parser.error(str(error))
     result["games"] = manifest["games"]
+    result["symmetries"] = args.symmetries
     result["skipped"] = sum(manifest["skipped"].values())
     print(f"top1 {result['top1']:.4f}  top5 {result['top5']:.4f}  log_loss {result['log_loss']:.4f}  "
           f"positions {result['positions']}  games {result['games']}  skipped {result['skipped']}")

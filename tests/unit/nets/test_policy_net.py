@@ -11,7 +11,7 @@ from engine.nets.policy_features import FEATURE_SETS, features, move_permutation
 from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LADDER_ATTACKER_FIRST,
                                        LADDER_IF_PLAYED, LIBERTIES, MOVE_LIBERTIES, STONE,
                                        PositionEncoder, new_record)
-from engine.nets.predictor import MovePredictor
+from engine.nets.predictor import MovePredictor, symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
@@ -180,6 +180,31 @@ def test_symmetry_averaging_gives_symmetric_probabilities(architecture, feature_
         for loc in game.board.points():
             assert moved[symmetric_loc(loc, size, s)] == pytest.approx(base[loc], abs=1e-9)
         assert moved[-1] == pytest.approx(base[-1])
+
+
+def test_a_batch_averaged_over_the_symmetries_is_the_predictors_answer():
+    # kosumi-train policy eval --symmetries scores a batch as the player does one position
+    net = trained_like(*SMALL_NETS[1])
+    size = 7
+    game = GameState(size, Rules())
+    for text in ("C3", "E5", "D3", "C5"):
+        game.play(vertex(text, size))
+    predictor = MovePredictor(net, symmetries=8)
+    planes = features(net.feature_set.name, predictor.records(game, game.to_move)[None],
+                      np.array([game.to_move]))
+    batch = np.concatenate([planes, transform(planes, 3)])
+    scores = symmetric_log_probabilities(net.forward, batch, 8)
+    board_probabilities = predictor.probabilities(game)
+    by_index = softmax(scores[0])
+    points = [loc for loc in game.board.points() if board_probabilities[loc] > 0]
+    indices = [row * size + col for row, col in map(game.board.row_col, points)] + [size * size]
+    legal = by_index[indices] / by_index[indices].sum()    # the predictor renormalises over these
+    assert legal == pytest.approx(board_probabilities[points + [-1]], rel=1e-6)
+    # the averaged answer does not depend on the frame the position came in
+    image = softmax(scores[1])[move_permutation(size, 3)]
+    assert image == pytest.approx(by_index, rel=1e-6)
+    # one symmetry: the net's own logits
+    assert symmetric_log_probabilities(net.forward, planes, 1) == pytest.approx(net.forward(planes))
 
 
 def test_predictor_gives_zero_to_illegal_points_and_sums_to_one():

@@ -112,6 +112,19 @@ def test_one_ply_player_plays_on_by_little_only_with_a_move_that_gains():
     assert decision.move == PASS and "no move gains" in decision.reason
 
 
+def test_one_ply_player_never_throws_a_stone_its_net_overrates():
+    # A weak net rates the throw-ins A5 and B5 above everything; the count takes them off at once.
+    game = after_a_pass(LOST_BY_LITTLE, WHITE)
+    throw_ins = {vertex("A5", 9): 5.0, vertex("B5", 9): 5.0}
+    overrating = TableEvaluator(throw_ins, default=-3.0, pass_value=-0.5)
+    player = Player(overrating, beta=1.0, seed=1, resign_threshold=None)
+    decision = player.choose(game, WHITE)
+    assert decision.move == PASS and "throw stones away" in decision.reason
+    with_dame = TableEvaluator({**throw_ins, vertex("E5", 9): 0.5}, default=-3.0, pass_value=-0.5)
+    player = Player(with_dame, beta=1.0, seed=1, resign_threshold=None)
+    assert all(player.choose(game, WHITE).move == vertex("E5", 9) for _ in range(5))
+
+
 def test_search_player_resigns_or_passes_when_lost_by_far():
     game = after_a_pass(LOST_BY_FAR, BLACK)
     decision = SearchPlayer(UniformEvaluator(), playouts=200, seed=1).choose(game, BLACK)
@@ -162,6 +175,17 @@ def test_policy_player_plays_on_by_little_only_with_a_move_that_gains():
     nothing = TableEvaluator(default=-3.0, pass_value=-0.5)
     decision = policy_player(predictor, nothing).choose(game, WHITE)
     assert decision.move == PASS and "no move gains" in decision.reason
+
+
+def test_policy_player_never_throws_a_stone_its_values_overrate():
+    game = after_a_pass(LOST_BY_LITTLE, WHITE)
+    predictor = FavouritePredictor({"A5": 0.6, "B5": 0.2, "E5": 0.1})
+    throw_ins = {vertex("A5", 9): 5.0, vertex("B5", 9): 5.0}
+    overrating = TableEvaluator(throw_ins, default=-3.0, pass_value=-0.5)
+    decision = policy_player(predictor, overrating).choose(game, WHITE)
+    assert decision.move == PASS and "throw stones away" in decision.reason
+    with_dame = TableEvaluator({**throw_ins, vertex("E5", 9): 0.5}, default=-3.0, pass_value=-0.5)
+    assert policy_player(predictor, with_dame).choose(game, WHITE).move == vertex("E5", 9)
 
 
 def test_cleanup_still_captures_dead_stones_when_lost():

@@ -499,6 +499,14 @@ def test_under_territory_rules_no_territory_touches_a_stone_in_seki_and_prisoner
     assert deadstones.score(area, seki=white) == deadstones.score(area) == 10 - 15 - 0.5
     # a dead white chain: its stones are Black's prisoners and its points Black's territory
     assert deadstones.score(territory, dead=[vertex("A5", 5)]) == 20 + 12 - 0.5
+    # final_score and the pass rule count an assessment: its dead stones off, its seki as seki
+    in_seki = deadstones.Assessment(chains=[
+        deadstones.Chain(WHITE, white, deadstones.SEKI, "seki", 0.5)])
+    assert deadstones.assessed_score(territory, in_seki) == 5 - 0.5
+    assert deadstones.assessed_score(area, in_seki) == 10 - 15 - 0.5
+    dead = deadstones.Assessment(chains=[
+        deadstones.Chain(WHITE, white, deadstones.DEAD, "csa", 0.0)])
+    assert deadstones.assessed_score(territory, dead) == 20 + 12 - 0.5
 
 
 def test_killing_shapes_are_the_nakade_eyespaces():

@@ -249,6 +249,22 @@ def test_scored_games_and_alternating_colours(tmp_path, fake):
     assert moves[0] == ("b", (0, 2)) and moves[-1] == ("b", None) and len(moves) == 11
 
 
+def test_stones_played_after_the_opponents_pass_are_counted(tmp_path, fake):
+    # B walls the C line and passes; A, which has more stones to play, plays D1 and D2 after B's
+    # passes and loses both games (B has columns A to C at least).
+    summary, _ = run(tmp_path, fake("--moves 'E1 E2 E3 E4 E5 D1 D2'"),
+                     fake("--moves 'C1 C2 C3 C4 C5'"), games=2)
+    assert [r["winner"] for r in summary["results"]] == ["B", "B"]
+    assert [r["replies_to_pass"] for r in summary["results"]] == [{"A": 1, "B": 0},
+                                                                  {"B": 0, "A": 2}]
+    assert summary["engines"]["A"]["played_on_after_pass"] == 2
+    assert summary["engines"]["A"]["played_on_after_pass_and_lost"] == 2
+    assert summary["engines"]["B"]["played_on_after_pass"] == 0
+    assert "A played stones after its opponent's pass in 2 games and lost 2 of them" in \
+        format_summary(summary)
+    assert "B played stones" not in format_summary(summary)
+
+
 def test_games_that_repeat_up_to_symmetry_are_counted_once_as_well(tmp_path, fake):
     # A always Black: game 2 is game 1 turned about the diagonal, game 4 game 1 itself, game 3
     # another game (column B is not the mirror image of column C)
@@ -434,6 +450,10 @@ def test_a_match_resumes_after_its_last_finished_game(tmp_path, fake):
     # as if killed during game 3: its record cut short, no summary
     lines = (out_dir / "games.jsonl").read_text().splitlines(keepends=True)
     assert [json.loads(line)["number"] for line in lines] == [1, 2, 3]
+    # game 1's record as written before the count of stones played after a pass was kept
+    old_record = json.loads(lines[0])
+    del old_record["replies_to_pass"]
+    lines[0] = json.dumps(old_record) + "\n"
     (out_dir / "games.jsonl").write_text("".join(lines[:2]) + lines[2][:40])
     (out_dir / "game-3.sgf").unlink()
     (out_dir / "summary.json").unlink()
@@ -447,6 +467,8 @@ def test_a_match_resumes_after_its_last_finished_game(tmp_path, fake):
     assert [r["number"] for r in summary["results"]] == [1, 2, 3, 4]
     assert [r["black"] for r in summary["results"]] == ["A", "B", "A", "B"]
     assert summary["engines"]["A"]["wins"] == 4
+    # A walls as Black while B passes: C2 to C5 answer a pass, counted from the old record's moves
+    assert summary["results"][0]["replies_to_pass"] == {"A": 4, "B": 0}
     assert sorted(p.name for p in out_dir.glob("*.sgf")) == [f"game-{n}.sgf" for n in range(1, 5)]
     # the fake engines repeat themselves: games 3 and 4 repeat 1 and 2, as the record shows
     assert summary["repeated_games"] == [3, 4]

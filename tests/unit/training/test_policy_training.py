@@ -238,6 +238,13 @@ def test_policy_eval_on_a_fixed_set(tmp_path, capsys):
     assert 7 / 12 - 0.01 <= result["top1"] <= 1 and result["top5"] >= result["top1"]
     assert result["log_loss"] > 0
     assert "top1" in capsys.readouterr().out
+    # averaged over the 8 symmetries, as --policy-symmetries 8 plays
+    assert kosumi_train(["policy", "eval", "--weights", str(tmp_path / "run" / "weights.npz"),
+                         "--sgf", str(held_out), "--size", "9", "--symmetries", "8",
+                         "--json", str(tmp_path / "r8.json")]) == 0
+    averaged = json.loads((tmp_path / "r8.json").read_text())
+    assert averaged["symmetries"] == 8 and averaged["positions"] == result["positions"]
+    assert averaged["log_loss"] != result["log_loss"]
 
 
 def test_training_data_errors_name_the_directory(tmp_path):
