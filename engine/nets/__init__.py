@@ -1,6 +1,8 @@
 """Learned evaluation and move prediction: the registered, versioned input feature sets
 (features.pyx), Blair's Internal Symmetry Network (network.pyx), NeuroGo 3's soft-segmentation
-network (softseg.pyx), weight files with their metadata (weights.py), and the evaluator
+network (softseg.pyx: its training, over softseg_forward.pyx, its forward pass, and
+softseg_pathfinder.pyx, its global connectivity; softseg_targets.pyx, its training targets),
+weight files with their metadata (weights.py), and the evaluator
 interface the players, the search and the trainer use, with an evaluator for each network, the
 symmetric average and a trivial one for tests (evaluator.py). The move-prediction (policy)
 network: its raw position records (policy_inputs.pyx), its feature sets (policy_features.py),

@@ -9,7 +9,7 @@ A weight file is an .npz archive (read with allow_pickle=False) holding two arra
                       "num_inputs", "num_outputs", "explicit_biases", "num_params",
                       "rich_signal" (only when true; absent means false)}
                      or {"name": "softseg", "hidden1", "hidden2", "intervals", "cutoff",
-                      "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg.pxd)
+                      "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg_forward.pxd)
                      or {"name": "unitgraph", "hidden", "max_distance", "num_inputs",
                       "num_outputs", "num_params"} (engine/nets/unitnet.pyx)
     feature_set      {"name", "version"} of the inputs the parameters were trained on (softseg:
