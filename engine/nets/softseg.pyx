@@ -80,6 +80,11 @@ cdef class SoftSegNetwork(SoftSegForward):
         free(self.d_h1)
         free(self.d_level2)
 
+    def __reduce__(self):
+        """Networks pickle by their sizes and parameters (e.g. a search thread's copy)."""
+        return _rebuild, (self.feature_set, self.hidden1, self.hidden2, self.num_intervals,
+                          self.cutoff, self.get_params())
+
     # ----------------------------------------------------------------- backward
 
     cdef double backward(self, const double *targets, const unsigned char *mask, double *dest,
@@ -339,3 +344,9 @@ cdef class SoftSegNetwork(SoftSegForward):
             if train[t]:
                 self.params_version += 1
         return loss, entries
+
+
+def _rebuild(feature_set, hidden1, hidden2, intervals, cutoff, params):
+    network = SoftSegNetwork(feature_set, hidden1, hidden2, intervals, cutoff)
+    network.set_params(params)
+    return network
