@@ -9,7 +9,9 @@ CYTHON_MODULES = [
     "engine.tactics.selfatari",
     "engine.tactics.nakade",
     "engine.nets.features",       # cimports ladder
-    "engine.nets.network",        # cimports features
+    "engine.nets.network_forward",  # cimports features
+    "engine.nets.network_targets",  # cimports network_forward
+    "engine.nets.network",        # cimports network_forward
     "engine.nets.softseg_pathfinder",
     "engine.nets.softseg_targets",
     "engine.nets.softseg_forward",  # cimports features, softseg_pathfinder

@@ -1,7 +1,8 @@
 """Weight files: the network's parameters as data, with a metadata record, validated on load.
 
 A weight file is an .npz archive (read with allow_pickle=False) holding two arrays:
-  params    float64 (num_params,)  the flat parameter vector (layout: engine/nets/network.pxd)
+  params    float64 (num_params,)  the flat parameter vector (the ISN's layout:
+                                   engine/nets/network_forward.pxd)
   metadata  uint8                  UTF-8 JSON, an object with these keys:
     format           "kosumi-weights"
     format_version   FORMAT_VERSION
