@@ -9,8 +9,13 @@ CYTHON_MODULES = [
     "engine.tactics.selfatari",
     "engine.tactics.nakade",
     "engine.nets.features",       # cimports ladder
-    "engine.nets.network",        # cimports features
-    "engine.nets.softseg",        # cimports features
+    "engine.nets.network_forward",  # cimports features
+    "engine.nets.network_targets",  # cimports network_forward
+    "engine.nets.network",        # cimports network_forward
+    "engine.nets.softseg_pathfinder",
+    "engine.nets.softseg_targets",
+    "engine.nets.softseg_forward",  # cimports features, softseg_pathfinder
+    "engine.nets.softseg",        # cimports softseg_forward, softseg_targets
     "engine.nets.unitgraph",      # cimports features
     "engine.nets.unitnet",        # cimports unitgraph
     "engine.nets.policy_inputs",  # cimports features

@@ -35,8 +35,8 @@ from engine.nets.evaluator import UnitGraphEvaluator  # noqa: E402
 from engine.nets.features import BoardFeatures  # noqa: E402
 from engine.nets.unitgraph import UnitGraph  # noqa: E402
 from engine.training.rundir import LOG_FILE, read_jsonl  # noqa: E402
-from engine.training.settings import (UNITGRAPH_LEARNING_RATE, UNITGRAPH_RECENT_GAMES,  # noqa: E402
-                                      TrainSettings)
+from engine.training.recipes import UNITGRAPH_LEARNING_RATE, UNITGRAPH_RECENT_GAMES  # noqa: E402
+from engine.training.settings import TrainSettings  # noqa: E402
 from engine.training.trainer import Trainer  # noqa: E402
 
 from eval_speed import best_time, middle_game  # noqa: E402

@@ -7,7 +7,8 @@ engine/nets/softseg.pyx: no recurrence, a position is evaluated alone), `UnitGra
 (NeuroGo 1996's network over strings and empty points, engine/nets/unitnet.pyx), `SymmetricEvaluator`
 (another evaluator averaged over the board's symmetries), `UniformEvaluator` (a
 trivial area count for tests), and `load_evaluator()`, which builds the one a weight file's
-architecture names.
+architecture names (each net evaluator says which architecture it plays with @evaluates; the
+architectures are engine/nets/architectures.py's).
 
 Values are in points, komi included, for the side to move (`evaluate`) or for the player who made
 the move (`successor_values`). The network evaluator scores with Blair's parameters c (value of a
@@ -39,13 +40,23 @@ from engine.rules.board import BLACK, EMPTY, PASS, WHITE
 from engine.rules.game import SYMMETRIES, symmetric_loc
 from engine.nets import network as isn
 from engine.nets import softseg
-from engine.nets import unitnet
+from engine.nets.architectures import ISN, SOFTSEG, UNITGRAPH, architecture_of
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
 CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
 CHINESE_STONE_VALUE = 1.0
 TRAINING_CAPTURE_VALUE = 0.4  # Blair's training score (section IV.B): c = s = 0.4
 TRAINING_STONE_VALUE = 0.4
+EVALUATORS = {}               # architecture name -> the evaluator of its nets (@evaluates)
+
+
+def evaluates(architecture):
+    """Class decorator: the evaluator load_evaluator() builds for nets of `architecture`
+    (engine/nets/architectures.py); it takes (network, metadata=..., **options)."""
+    def register(evaluator_type):
+        EVALUATORS[architecture.name] = evaluator_type
+        return evaluator_type
+    return register
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,10 @@ class Evaluator(ABC):
     # True when connectivity() gives a map (evaluators with a global connectivity layer).
     has_connectivity = False
 
+    # True when a call costs about ten times the ISN's (the soft-segmentation net): a tree search
+    # then asks it for a prior at fewer nodes (engine/play/search_player.py).
+    costly = False
+
     def connectivity(self, state, loc, colour):
         """(num_locs,): colour's connection values, 0 to 1, from the point loc to every point of
         state (NeuroGo 3's global connectivity, the paper's Figure 6; 0 off the board and below
@@ -121,6 +136,7 @@ class _Position:
     weights: np.ndarray          # recurrence weights for the positions that follow this one
 
 
+@evaluates(ISN)
 class NetworkEvaluator(Evaluator):
     """Blair's Internal Symmetry Network behind the Evaluator interface."""
 
@@ -297,6 +313,7 @@ class _RememberingNetEvaluator(Evaluator):
         return list(moves) + [PASS], np.append(values, pass_value) + _komi_for(mover, state.rules.komi)
 
 
+@evaluates(SOFTSEG)
 class SoftSegEvaluator(_RememberingNetEvaluator):
     """NeuroGo 3's soft-segmentation network behind the Evaluator interface. The sum of its
     evaluation layer is the expected number of points alive for the side to move (section 2.2),
@@ -304,6 +321,7 @@ class SoftSegEvaluator(_RememberingNetEvaluator):
     remembered by position (board, side to move) in a small LRU cache."""
 
     tells_directions_apart = True     # a receptive-field weight per position in the 3x3 window
+    costly = True
 
     def _compute(self, state):
         outputs, inputs, total = self.network.evaluate_board(state.board, state.to_move)
@@ -328,6 +346,7 @@ class SoftSegEvaluator(_RememberingNetEvaluator):
         return self.network.connectivity()[frame, loc]
 
 
+@evaluates(UNITGRAPH)
 class UnitGraphEvaluator(_RememberingNetEvaluator):
     """NeuroGo's network over units (Enzenberger 1996) behind the Evaluator interface. Its outputs
     are, per point, the probability that the side to move owns it at the end (Benson's verdict
@@ -463,18 +482,9 @@ class UniformEvaluator(Evaluator):
 
 
 def copy_network(network):
-    """A network of network's architecture with a copy of its parameters and its own buffers."""
-    if isinstance(network, unitnet.UnitGraphNetwork):
-        twin = unitnet.UnitGraphNetwork(network.feature_set, network.hidden, network.max_distance)
-        twin.set_params(network.get_params())
-        return twin
-    if isinstance(network, softseg.SoftSegNetwork):
-        sizes = network.sizes
-        twin = softseg.SoftSegNetwork(network.feature_set, sizes["hidden1"], sizes["hidden2"],
-                                      sizes["intervals"], sizes["cutoff"])
-        twin.set_params(network.get_params())
-        return twin
-    return copy.deepcopy(network)      # an ISN pickles by architecture and parameters
+    """A network of network's architecture with a copy of its parameters and its own buffers:
+    every network pickles by its sizes and parameters (its __reduce__)."""
+    return copy.deepcopy(network)
 
 
 def load_evaluator(path=None, **options):
@@ -485,8 +495,4 @@ def load_evaluator(path=None, **options):
     weights.WeightFileError (a ValueError) naming the file and the problem."""
     from engine.nets import weights
     network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
-    if isinstance(network, softseg.SoftSegNetwork):
-        return SoftSegEvaluator(network, metadata=metadata, **options)
-    if isinstance(network, unitnet.UnitGraphNetwork):
-        return UnitGraphEvaluator(network, metadata=metadata, **options)
-    return NetworkEvaluator(network, metadata=metadata, **options)
+    return EVALUATORS[architecture_of(network).name](network, metadata=metadata, **options)

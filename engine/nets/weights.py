@@ -1,7 +1,8 @@
 """Weight files: the network's parameters as data, with a metadata record, validated on load.
 
 A weight file is an .npz archive (read with allow_pickle=False) holding two arrays:
-  params    float64 (num_params,)  the flat parameter vector (layout: engine/nets/network.pxd)
+  params    float64 (num_params,)  the flat parameter vector (the ISN's layout:
+                                   engine/nets/network_forward.pxd)
   metadata  uint8                  UTF-8 JSON, an object with these keys:
     format           "kosumi-weights"
     format_version   FORMAT_VERSION
@@ -9,9 +10,10 @@ A weight file is an .npz archive (read with allow_pickle=False) holding two arra
                       "num_inputs", "num_outputs", "explicit_biases", "num_params",
                       "rich_signal" (only when true; absent means false)}
                      or {"name": "softseg", "hidden1", "hidden2", "intervals", "cutoff",
-                      "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg.pxd)
+                      "num_inputs", "num_outputs", "num_params"} (engine/nets/softseg_forward.pxd)
                      or {"name": "unitgraph", "hidden", "max_distance", "num_inputs",
-                      "num_outputs", "num_params"} (engine/nets/unitnet.pyx)
+                      "num_outputs", "num_params"} (engine/nets/unitnet.pyx); each
+                     architecture's record is its descriptor's (engine/nets/architectures.py)
     feature_set      {"name", "version"} of the inputs the parameters were trained on (softseg:
                      also "raw", the constant input)
     board_size       the board size trained on (the net itself plays on any size)
@@ -31,17 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.network import FEATURE_SETS, N_OUTPUTS, N_RICH_OUTPUTS, Network
 from engine.nets import softseg
 from engine.nets import unitnet
+from engine.nets.architectures import (ARCHITECTURES, ArchitectureError, architecture_of,
+                                       isn_network)
 
 FORMAT_NAME = "kosumi-weights"
 FORMAT_VERSION = 1
 ZIP_SIGNATURE = b"PK\x03\x04"    # an .npz is a zip archive; anything else np.load would unpickle
-ARCHITECTURE = "isn"
-SOFTSEG = "softseg"
-UNITGRAPH = "unitgraph"
-ARCHITECTURES = (ARCHITECTURE, SOFTSEG, UNITGRAPH)
 DEFAULT_HIDDEN = {"T": 4, "S": 2, "D": 2, "C": 0, "F": 2}   # the paper's 12 hidden units
 DEFAULT_INIT_SCALE = 0.1      # small: tanh units start near their linear range, outputs near 0.5
 
@@ -84,10 +83,7 @@ def new_network(seed, hidden=None, feature_set="isn14", scale=DEFAULT_INIT_SCALE
     seeded by seed, so the same seed gives the same network (the trainer starts from it).
     feature_set: the input set (engine/nets/features.pyx); rich_signal: NeuroGo's extra outputs."""
     counts = dict(DEFAULT_HIDDEN if hidden is None else hidden)
-    network = _network_for(counts, feature_set, rich_signal=rich_signal)
-    rng = np.random.default_rng(seed)
-    network.set_params(rng.normal(0.0, scale, network.num_params))
-    return network
+    return _initialised(isn_network(counts, feature_set, rich_signal=rich_signal), seed, scale)
 
 
 def new_softseg_network(seed, feature_set="neurogo", hidden1=softseg.DEFAULT_HIDDEN1,
@@ -95,9 +91,7 @@ def new_softseg_network(seed, feature_set="neurogo", hidden1=softseg.DEFAULT_HID
                         scale=softseg.DEFAULT_INIT_SCALE):
     """A freshly initialised soft-segmentation network, parameters from N(0, scale^2) (PCG64
     seeded by seed)."""
-    network = softseg.SoftSegNetwork(feature_set, hidden1, hidden2, intervals)
-    network.set_params(np.random.default_rng(seed).normal(0.0, scale, network.num_params))
-    return network
+    return _initialised(softseg.SoftSegNetwork(feature_set, hidden1, hidden2, intervals), seed, scale)
 
 
 def new_unitgraph_network(seed, feature_set=unitnet.DEFAULT_FEATURE_SET,
@@ -105,31 +99,13 @@ def new_unitgraph_network(seed, feature_set=unitnet.DEFAULT_FEATURE_SET,
                           scale=unitnet.DEFAULT_INIT_SCALE):
     """A freshly initialised unit-graph network (NeuroGo 1996), parameters from N(0, scale^2)
     (PCG64 seeded by seed)."""
-    network = unitnet.UnitGraphNetwork(feature_set, hidden, max_distance)
+    return _initialised(unitnet.UnitGraphNetwork(feature_set, hidden, max_distance), seed, scale)
+
+
+def _initialised(network, seed, scale):
+    """network with its parameters drawn from N(0, scale^2) by numpy's PCG64 seeded by seed."""
     network.set_params(np.random.default_rng(seed).normal(0.0, scale, network.num_params))
     return network
-
-
-def _network_for(counts, feature_set, explicit_biases=None, rich_signal=False):
-    return Network(feature_set, trivial=counts["T"], symmetric=counts["S"], diagonal=counts["D"],
-                   chiral=counts["C"], faithful=counts["F"], explicit_biases=explicit_biases,
-                   rich_signal=rich_signal)
-
-
-def architecture_of(network):
-    if isinstance(network, unitnet.UnitGraphNetwork):
-        return {"name": UNITGRAPH, **network.sizes, "num_inputs": network.num_inputs,
-                "num_outputs": network.num_outputs, "num_params": network.num_params}
-    if isinstance(network, softseg.SoftSegNetwork):
-        return {"name": SOFTSEG, **network.sizes, "num_inputs": network.num_inputs,
-                "num_outputs": network.num_outputs, "num_params": network.num_params}
-    architecture = {"name": ARCHITECTURE, "hidden": network.hidden_counts,
-                    "num_inputs": network.num_inputs, "num_outputs": network.num_outputs,
-                    "explicit_biases": bool(network.explicit_biases),
-                    "num_params": network.num_params}
-    if network.rich_signal:     # written only when set: plain nets keep their metadata as before
-        architecture["rich_signal"] = True
-    return architecture
 
 
 def save_weights(path, network, board_size, games_trained, trainer=None, created=None):
@@ -141,20 +117,12 @@ def save_weights(path, network, board_size, games_trained, trainer=None, created
         raise ValueError(f"board_size must be 2..25, not {board_size}")
     if int(games_trained) < 0:
         raise ValueError(f"games_trained must be >= 0, not {games_trained}")
-    if isinstance(network, softseg.SoftSegNetwork):
-        feature_record = {"name": network.feature_set,
-                          "version": softseg.feature_set_version(network.feature_set)}
-    elif isinstance(network, unitnet.UnitGraphNetwork):
-        feature_record = {"name": network.feature_set,
-                          "version": unitnet.feature_set_version(network.feature_set)}
-    else:
-        feature_set = FEATURE_SETS[network.feature_set]
-        feature_record = {"name": feature_set.name, "version": feature_set.version}
+    architecture = architecture_of(network)
     metadata = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "architecture": architecture_of(network),
-        "feature_set": feature_record,
+        "architecture": {"name": architecture.name, **architecture.record(network)},
+        "feature_set": architecture.feature_record(network),
         "board_size": int(board_size),
         "games_trained": int(games_trained),
         "trainer": dict(trainer or {}),
@@ -216,7 +184,7 @@ def load_weights(path, feature_set=None):
     or mismatched file. feature_set: the input feature set the caller will feed the net; a file
     trained on another set is refused (a net must never meet inputs it was not trained on)."""
     path = Path(path)
-    known_sets = set(FEATURE_SETS) | set(softseg.FEATURE_SETS) | set(unitnet.FEATURE_SETS)
+    known_sets = set().union(*(set(a.feature_sets) for a in ARCHITECTURES.values()))
     if feature_set is not None and feature_set not in known_sets:
         raise ValueError(f"unknown feature set {feature_set!r}; known: {sorted(known_sets)}")
     arrays = read_npz(path, WeightFileError)
@@ -268,103 +236,18 @@ def _decode_metadata(path, raw):
 
 
 def _network_from_metadata(path, metadata):
-    architecture = metadata["architecture"]
-    if architecture.get("name") not in ARCHITECTURES:
-        raise WeightFileError(path, f"architecture {architecture.get('name')!r} is not supported "
+    """The network the metadata describes (its architecture's descriptor builds it), every size
+    checked; WeightFileError naming the file otherwise."""
+    name = metadata["architecture"].get("name")
+    if name not in tuple(ARCHITECTURES):
+        raise WeightFileError(path, f"architecture {name!r} is not supported "
                                     f"(this kosumi runs {' and '.join(map(repr, ARCHITECTURES))})")
-    if architecture["name"] == SOFTSEG:
-        return _softseg_from_metadata(path, metadata)
-    if architecture["name"] == UNITGRAPH:
-        return _unitgraph_from_metadata(path, metadata)
-    feature = metadata["feature_set"]
-    known = FEATURE_SETS.get(feature.get("name"))
-    if known is None:
-        raise WeightFileError(path, f"unknown input feature set {feature.get('name')!r} "
-                                    f"(known: {sorted(FEATURE_SETS)})")
-    if feature.get("version") != known.version:
-        raise WeightFileError(path, f"input feature set {known.name} version {feature.get('version')!r} "
-                                    f"does not match this kosumi's version {known.version}")
-    hidden = architecture.get("hidden")
-    if not isinstance(hidden, dict) or sorted(hidden) != sorted(DEFAULT_HIDDEN) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64 for v in hidden.values()):
-        raise WeightFileError(path, f"architecture hidden counts {hidden!r} should map T, S, D, C, F "
-                                    f"to integers 0..64")
-    if architecture.get("num_inputs") != known.num_inputs:
-        raise WeightFileError(path, f"architecture has {architecture.get('num_inputs')!r} inputs; "
-                                    f"feature set {known.name} has {known.num_inputs}")
-    rich_signal = architecture.get("rich_signal", False)
-    if not isinstance(rich_signal, bool):
-        raise WeightFileError(path, f"architecture rich_signal should be true or false, "
-                                    f"got {rich_signal!r}")
-    outputs = N_OUTPUTS + (N_RICH_OUTPUTS if rich_signal else 0)
-    if architecture.get("num_outputs") != outputs:
-        raise WeightFileError(path, f"architecture has {architecture.get('num_outputs')!r} outputs, "
-                                    f"not {outputs}")
-    biases = architecture.get("explicit_biases")
-    if not isinstance(biases, bool):
-        raise WeightFileError(path, f"architecture explicit_biases should be true or false, "
-                                    f"got {biases!r}")
-    network = _network_for(hidden, known.name, biases, rich_signal)
-    if architecture.get("num_params") != network.num_params:
-        raise WeightFileError(path, f"architecture says {architecture.get('num_params')!r} parameters; "
-                                    f"that architecture has {network.num_params}")
-    return network
-
-
-def _check_feature_set(path, feature, module, kind):
-    """The name of a known feature set of `module` (softseg, unitnet) at this kosumi's version;
-    WeightFileError naming the file otherwise. kind names the sets in the message."""
-    name = feature.get("name")
-    if name not in module.FEATURE_SETS:
-        raise WeightFileError(path, f"unknown {kind} {name!r} (known: {sorted(module.FEATURE_SETS)})")
-    if feature.get("version") != module.feature_set_version(name):
-        raise WeightFileError(path, f"{kind} {name} version {feature.get('version')!r} does not "
-                                    f"match this kosumi's version {module.feature_set_version(name)}")
-    return name
-
-
-def _check_integers(path, architecture, limits):
-    """Each architecture[key] an integer in limits[key] = (low, high)."""
-    for key, (low, high) in limits.items():
-        value = architecture.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise WeightFileError(path, f"architecture {key} should be an integer {low}..{high}, "
-                                        f"got {value!r}")
-
-
-def _check_sizes(path, architecture, network):
-    """The sizes the file records are those of the network its architecture builds."""
-    for key, expected in (("num_inputs", network.num_inputs), ("num_outputs", network.num_outputs),
-                          ("num_params", network.num_params)):
-        if architecture.get(key) != expected:
-            raise WeightFileError(path, f"architecture says {key} {architecture.get(key)!r}; that "
-                                        f"architecture has {expected}")
-
-
-def _softseg_from_metadata(path, metadata):
-    """The soft-segmentation network the metadata describes, every size checked."""
-    architecture = metadata["architecture"]
-    name = _check_feature_set(path, metadata["feature_set"], softseg, "soft-segmentation input set")
-    _check_integers(path, architecture, {"hidden1": (1, 64), "hidden2": (0, 64), "intervals": (1, 64)})
-    cutoff = architecture.get("cutoff")
-    if not isinstance(cutoff, (int, float)) or isinstance(cutoff, bool) or not 0 < cutoff < 1:
-        raise WeightFileError(path, f"architecture cutoff should be a number in (0, 1), "
-                                    f"got {cutoff!r}")
-    network = softseg.SoftSegNetwork(name, architecture["hidden1"], architecture["hidden2"],
-                                     architecture["intervals"], float(cutoff))
-    _check_sizes(path, architecture, network)
-    return network
-
-
-def _unitgraph_from_metadata(path, metadata):
-    """The unit-graph network the metadata describes, every size checked."""
-    architecture = metadata["architecture"]
-    name = _check_feature_set(path, metadata["feature_set"], unitnet, "unit feature set")
-    _check_integers(path, architecture, {"hidden": (1, unitnet.MAX_HIDDEN_UNITS),
-                                         "max_distance": (1, unitnet.MAX_DISTANCE)})
-    network = unitnet.UnitGraphNetwork(name, architecture["hidden"], architecture["max_distance"])
-    _check_sizes(path, architecture, network)
-    return network
+    architecture = ARCHITECTURES[name]
+    try:
+        feature_set = architecture.check_feature_set(metadata["feature_set"])
+        return architecture.build(metadata["architecture"], feature_set)
+    except ArchitectureError as error:
+        raise WeightFileError(path, str(error)) from None
 
 
 def _validate_params(path, params, metadata, network, dtype=np.float64):

@@ -72,9 +72,9 @@ def load_prior_evaluator(weights=None):
 
 def default_prior_threshold(evaluator):
     """The visits a node needs before it asks `evaluator` for its children's prior: fewer calls
-    for the dearer soft-segmentation net."""
-    from engine.nets.evaluator import SoftSegEvaluator
-    if isinstance(evaluator, SoftSegEvaluator):
+    for a costly one (Evaluator.costly: the soft-segmentation net; an evaluator that does not say
+    is not)."""
+    if getattr(evaluator, "costly", False):
         return SOFTSEG_PRIOR_THRESHOLD
     return DEFAULT_NET_PRIOR_THRESHOLD
 

@@ -1,7 +1,7 @@
 """CSA*, the Cascaded Scoring Architecture of van der Werf et al., "Learning to Score Final
 Positions in the Game of Go" (sections 3 and 4): which blocks are dead on a finished board.
 
-Reading order: `analyse()` is the whole method. `BoardFeatures` computes, once per board, what
+Reading order: `analyse()` is the whole method. `BlockFeatures` computes, once per board, what
 the block features of section 4.1 need (blocks, liberties, colour-enclosed regions and their
 miai accessibility, optimistic chains, disputed territory) and then `features()` gives
 every block its feature vector, with eyespace (and the six recursive features of section 4.2)
@@ -209,7 +209,7 @@ class Block:
     opponents: frozenset       # indices of adjacent opponent blocks
 
 
-class BoardFeatures:
+class BlockFeatures:
     """Everything about one board that does not depend on predictions, and the per-block feature
     vectors given predictions. `board` is an engine.rules.board.Board; it is not changed."""
 
@@ -854,7 +854,7 @@ class Classifier:
 
 @dataclass
 class CsaResult:
-    features: BoardFeatures
+    features: BlockFeatures
     step_predictions: list        # per cascade step: probability of life per block
     dead_blocks: list             # indices of blocks taken off (after the last step)
     flood_fill_score: float
@@ -1011,7 +1011,7 @@ def analyse(board, komi, classifier, steps=None, review=False):
     """CSA* on a finished board: predictions, dead blocks, both scores (komi included), and with
     review the tree search's count (search_count: it takes far longer than the rest, so the
     pass decisions go without it)."""
-    features = BoardFeatures(board)
+    features = BlockFeatures(board)
     step_predictions = predict_steps(features, classifier, steps)
     final = step_predictions[-1] if step_predictions else np.zeros(0)
     dead = dead_blocks_from(features, final)

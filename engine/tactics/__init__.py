@@ -4,7 +4,7 @@ GoLadder): local reading on the fast board, shared by the nets' input features a
 - ladder.pyx: the ladder reader (`LadderReader`: whether a block is captured in a ladder, by
   play and undo on the board, with the footprint of what a read depended on for the nets'
   incremental features; `ladder_captured()` from Python). Used by engine/nets/features.pyx (and
-  through it policy_inputs.pyx and softseg.pyx), the playouts' ladder check and the dead-stone
+  through it policy_inputs.pyx and softseg_forward.pyx), the playouts' ladder check and the dead-stone
   check of the final count (engine/scoring/deadstones.py).
 - selfatari.pyx: the liberties a move would have, counted without playing it, and the self-atari
   of a chain of two or more stones that the playouts never play.

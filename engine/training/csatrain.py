@@ -30,7 +30,7 @@ WEIGHT_DECAY = 1e-4
 class Example:
     record: dict
     board: Board
-    features: csa.BoardFeatures
+    features: csa.BlockFeatures
     dead: set           # true dead blocks
     classify: list      # blocks the learning task covers (indices into features.blocks)
     targets: np.ndarray  # 1 alive / 0 dead for `classify`
@@ -53,7 +53,7 @@ def examples(records, blocks="all"):
         if record.get("abandoned"):
             continue
         board = board_of(record)
-        features = csa.BoardFeatures(board)
+        features = csa.BlockFeatures(board)
         points = board_points(record["size"])
         label_at = dict(zip(points, record["labels"]))
         dead = {b.index for b in features.blocks if label_at[next(iter(b.stones))] == "d"}

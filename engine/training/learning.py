@@ -12,10 +12,9 @@ import time
 import numpy as np
 
 from engine.nets import network as isn
-from engine.nets import softseg
 from engine.rules.board import BLACK, WHITE, opponent
 from engine.training import td
-from engine.training.selfplay import play_game, play_softseg_game, play_unitgraph_game
+from engine.training.recipes import recipe_of
 
 @dataclasses.dataclass
 class TrainingGame:
@@ -43,27 +42,18 @@ class TrainingGame:
                    "capped": record.capped, "superko_rejections": record.superko_rejections,
                    "explored": int(record.explored.sum()), "seconds": round(seconds, 4)}
         observed = record.extra.get("observed")
-        if settings.arch == "unitgraph" and not settings.rich_signal:
+        keeps = recipe_of(settings).observed
+        if keeps is not None and not keeps(settings):
             observed = None
         return cls(record.inputs, record.black_to_move, trained, targets, mask, summary, observed)
 
 
 def final_targets_of(board, settings):
-    """The TD targets and mask of a game's final board in the real-Black frame: Table IV's seven
-    per point, followed with the rich signal by the rich outputs' (network.rich_targets); for
-    softseg the final signal of section 2.1 (softseg.rich_signal); for unitgraph its evaluation
-    column alone, per loc (a point alive for Black 1, for White 0, else its area owner)."""
-    if settings.arch == "softseg":
-        return softseg.rich_signal(board, BLACK, final=True)
-    if settings.arch == "unitgraph":       # the evaluation column: alive, else area owner
-        targets, mask = softseg.rich_signal(board, BLACK, final=True)
-        return (np.ascontiguousarray(targets[:, softseg.OUTPUT_EVAL]),
-                np.ascontiguousarray(mask[:, softseg.OUTPUT_EVAL]))
-    targets, mask = isn.final_targets(board, settings.capture_value, BLACK)
-    if not settings.rich_signal:
-        return targets, mask
-    rich, rich_mask = isn.rich_targets(board, BLACK)
-    return np.concatenate([targets, rich], axis=1), np.concatenate([mask, rich_mask], axis=1)
+    """The TD targets and mask of a game's final board in the real-Black frame, as the run's
+    architecture takes them (engine/training/recipes.py): the ISN's Table IV per point, with the
+    rich signal's outputs after them; softseg's final signal of section 2.1; unitgraph's
+    evaluation column of it, per loc."""
+    return recipe_of(settings).final_targets(board, settings)
 
 
 def game_gradient(network, game, lam, outputs=None):
@@ -87,9 +77,7 @@ def play_training_game(network, settings, phase, rng):
     """One self-play game and, for Blair's procedure, its gradient: (TrainingGame, gradient or
     None, loss, entries)."""
     start = time.perf_counter()
-    play = {"softseg": play_softseg_game, "unitgraph": play_unitgraph_game}.get(settings.arch,
-                                                                              play_game)
-    record = play(network, settings.selfplay_config(phase), rng)
+    record = recipe_of(settings).play_game(network, settings.selfplay_config(phase), rng)
     game = TrainingGame.from_record(record, settings, time.perf_counter() - start)
     if settings.procedure == "neurogo":
         return game, None, 0.0, 0

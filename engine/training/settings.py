@@ -16,21 +16,14 @@ import math
 
 import numpy as np
 
-from engine.nets import network as isn
 from engine.nets import softseg
 from engine.nets import unitnet
 from engine.nets import weights as weight_files
+from engine.training.recipes import RECIPES, recipe_of
 from engine.training.selfplay import PROCEDURES, SelfPlayConfig
 
-ARCHITECTURES = ("isn", "softseg", "unitgraph")   # Blair's ISN; NeuroGo 3's soft segmentation;
-                                                  # NeuroGo 1996's network over units
-SOFTSEG_LEARNING_RATE = 3e-4        # NeuroGo's rate (Enzenberger 2003, section 4.1)
-UNITGRAPH_LEARNING_RATE = 1e-3      # the 1996 paper gives none. 300 9x9 games at 3e-4, 1e-3,
-                                    # 3e-3, 1e-2 predicted held-out game ends with cross-entropy
-                                    # 0.382, 0.353, 0.334, 0.351 (1e-4: 0.387 after 600 games;
-                                    # docs/notebook/unitgraph.md): the fastest rate short of
-                                    # where the curve turns noisy, for a long run
-UNITGRAPH_RECENT_GAMES = 1          # the 1996 paper trains the game just played (NeuroGo 3: 10)
+ARCHITECTURES = tuple(RECIPES)      # Blair's ISN; NeuroGo 3's soft segmentation; NeuroGo 1996's
+                                    # network over units (engine/training/recipes.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,33 +61,7 @@ class TrainSettings:
         object.__setattr__(self, "softseg_hidden", tuple(int(h) for h in self.softseg_hidden))
         if self.arch not in ARCHITECTURES:
             raise ValueError(f"arch must be one of {ARCHITECTURES}, not {self.arch!r}")
-        if self.arch == "softseg":
-            if self.procedure != "neurogo":
-                raise ValueError("--arch softseg trains by NeuroGo's procedure: --procedure neurogo")
-            if self.shortcut_games:
-                raise ValueError("--arch softseg has no shortcut phase: --shortcut-games 0")
-            if self.feature_set not in softseg.FEATURE_SETS:
-                raise ValueError(f"--arch softseg takes the input sets {softseg.FEATURE_SETS}, "
-                                 f"not {self.feature_set!r}")
-            if not self.rich_signal:
-                raise ValueError("--arch softseg is trained by the rich signal (rich_signal true)")
-            if len(self.softseg_hidden) != 2 or not 1 <= self.softseg_hidden[0] <= 64 or \
-                    not 0 <= self.softseg_hidden[1] <= 64 or not 1 <= self.softseg_intervals <= 64:
-                raise ValueError(f"softseg sizes out of range: hidden {self.softseg_hidden}, "
-                                 f"intervals {self.softseg_intervals}")
-        if self.arch == "unitgraph":
-            if self.procedure != "neurogo":
-                raise ValueError("--arch unitgraph trains by TD(0) played backwards: "
-                                 "--procedure neurogo")
-            if self.shortcut_games:
-                raise ValueError("--arch unitgraph has no shortcut phase: --shortcut-games 0")
-            if self.feature_set not in unitnet.FEATURE_SETS:
-                raise ValueError(f"--arch unitgraph takes the input sets "
-                                 f"{sorted(unitnet.FEATURE_SETS)}, not {self.feature_set!r}")
-            if not 1 <= self.unitgraph_hidden <= unitnet.MAX_HIDDEN_UNITS or \
-                    not 1 <= self.unitgraph_distance <= unitnet.MAX_DISTANCE:
-                raise ValueError(f"unitgraph sizes out of range: hidden {self.unitgraph_hidden}, "
-                                 f"distance {self.unitgraph_distance}")
+        recipe_of(self).check(self)          # what the architecture cannot train with
         if self.lam is None:
             object.__setattr__(self, "lam", 0.9 if self.procedure == "blair" else 0.0)
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
@@ -112,10 +79,6 @@ class TrainSettings:
             raise ValueError("shortcut_games must be >= 0 and recent_games >= 1")
         if len(self.hidden) != 5 or min(self.hidden) < 0 or sum(self.hidden) == 0:
             raise ValueError(f"hidden must be five counts T,S,D,C,F >= 0, not {self.hidden}")
-        if self.arch == "isn" and self.feature_set not in isn.FEATURE_SETS:
-            hint = " (raw is --arch softseg's)" if self.feature_set in softseg.FEATURE_SETS else ""
-            raise ValueError(f"feature set must be one of {sorted(isn.FEATURE_SETS)}, "
-                             f"not {self.feature_set!r}{hint}")
         if not isinstance(self.rich_signal, bool):
             raise ValueError(f"rich_signal must be true or false, not {self.rich_signal!r}")
         self.selfplay_config("all")          # validates the self-play settings
@@ -145,24 +108,9 @@ class TrainSettings:
         return cls(**values)
 
 
-def hidden_counts(settings):
-    return dict(zip("TSDCF", settings.hidden))
-
-
 def new_network(settings):
-    if settings.arch == "unitgraph":
-        return weight_files.new_unitgraph_network(settings.seed, settings.feature_set,
-                                                  settings.unitgraph_hidden,
-                                                  settings.unitgraph_distance,
-                                                  scale=settings.init_scale)
-    if settings.arch == "softseg":
-        return weight_files.new_softseg_network(settings.seed, settings.feature_set,
-                                                *settings.softseg_hidden,
-                                                settings.softseg_intervals,
-                                                scale=settings.init_scale)
-    return weight_files.new_network(settings.seed, hidden_counts(settings),
-                                    feature_set=settings.feature_set, scale=settings.init_scale,
-                                    rich_signal=settings.rich_signal)
+    """The fresh net the settings describe (its architecture's recipe), seeded by settings.seed."""
+    return recipe_of(settings).new_network(settings)
 
 
 def shortcut_mask(network):

@@ -59,7 +59,7 @@ from engine.nets.network import N_RICH_OUTPUTS, swap_rich_colours
 NUM_OUTPUTS = 7
 NUM_RICH_OUTPUTS = N_RICH_OUTPUTS
 OUTPUT_COUNTS = (NUM_OUTPUTS, NUM_OUTPUTS + NUM_RICH_OUTPUTS)   # territory alone, or with the rich signal
-# Output order of engine/nets/network.pxd (the frame where the side to move is Black).
+# Output order of engine/nets/network_forward.pxd (the frame where the side to move is Black).
 Z_EMPTY, Z_WHITE, Z_BLACK, A_EMPTY_WHITE, A_EMPTY_BLACK, A_WHITE, A_BLACK = range(NUM_OUTPUTS)
 
 # swap_frame: output k of the swapped frame is output SWAP_SOURCE[k] of the original, complemented

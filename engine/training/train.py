@@ -19,6 +19,7 @@ Usage (`run` may be left out: the forms without a subcommand are run's):
 
 This module is the command line only. Reading order of the trainer it drives, one job a module:
     settings.py    TrainSettings: what defines a run's learning; the new net
+    recipes.py     how each architecture is trained (defaults, checks, game, targets, replay)
     trainer.py     Trainer: the loop, learning from each game, checkpoints, when to evaluate
     learning.py    TrainingGame and Blair's gradient of one game; play_training_game()
     workers.py     the local self-play processes (raypool.py: the same on Ray actors)
@@ -34,8 +35,6 @@ import sys
 import time
 from pathlib import Path
 
-from engine.nets import network as isn
-from engine.nets import softseg
 from engine.nets import unitnet
 from engine.tools.cli import number, options_given
 from engine.training.evaluation import (KOSUMI_PROTOCOL, NEUROGO_GAMES, NEUROGO_OPPONENTS,
@@ -44,8 +43,9 @@ from engine.training.plots import plot_runs
 from engine.training.raypool import MAX_WEIGHT_LAG, RAY_GAMES_PER_CALL, check_ray
 from engine.training.rundir import CHECKPOINTS
 from engine.training.selfplay import PASS_RULES, PROCEDURES
-from engine.training.settings import (ARCHITECTURES, SOFTSEG_LEARNING_RATE, UNITGRAPH_LEARNING_RATE,
-                                      UNITGRAPH_RECENT_GAMES, TrainSettings)
+from engine.training.recipes import RECIPES, UNITGRAPH_RECENT_GAMES
+from engine.training.recipes import SOFTSEG_LEARNING_RATE  # noqa: F401 (train.SOFTSEG_LEARNING_RATE)
+from engine.training.settings import ARCHITECTURES, TrainSettings
 from engine.training.trainer import Interrupted, StartingNet, Trainer
 
 
@@ -201,8 +201,8 @@ def build_parser(prog="kosumi-train"):
             help="also train games that reached the move cap")
     setting("--hidden", type=_hidden, default=defaults.hidden, metavar="T,S,D,C,F",
             help="hidden units per type (default 4,2,2,0,2: 714 parameters)")
-    setting("--feature-set", choices=sorted(set(isn.FEATURE_SETS) | set(softseg.FEATURE_SETS)
-                                            | set(unitnet.FEATURE_SETS)),
+    setting("--feature-set", choices=sorted(set().union(*(
+                set(recipe.architecture.feature_sets) for recipe in RECIPES.values()))),
             help="the net's inputs (engine/nets/features.pyx): isn14, Blair's one-hot "
                  "inputs (default); neurogo, isn14 plus NeuroGo's preprocessed "
                  "features; neurogo_lite, neurogo without the ladder-if-playing-here "
@@ -353,36 +353,33 @@ def run_main(argv, prog="kosumi-train"):
         trainer = Trainer.create(args.run_dir, settings, start)
     else:
         seed = args.seed if args.seed is not None else int(time.time_ns() % 2**31)
-        softseg_run = args.arch == "softseg"
-        unitgraph_run = args.arch == "unitgraph"
-        neurogo_run = softseg_run or unitgraph_run
-        default_rate = (SOFTSEG_LEARNING_RATE if softseg_run else
-                        UNITGRAPH_LEARNING_RATE if unitgraph_run else defaults.learning_rate)
-        default_decay = 1.0 if neurogo_run else defaults.weight_decay   # NeuroGo has no decay
-        default_features = ("neurogo" if softseg_run else unitnet.DEFAULT_FEATURE_SET
-                            if unitgraph_run else defaults.feature_set)
+        recipe = RECIPES[args.arch]
+
+        def given_or_default(name):
+            """The option's value, else the architecture's default for a new run (the NeuroGo
+            nets: NeuroGo's procedure, their rates, no weight decay nor shortcut phase, ...)."""
+            value = getattr(args, name)
+            return value if value is not None else recipe.default(name, defaults)
+
         try:
             settings = TrainSettings(
                 size=args.size, lam=args.lam, arch=args.arch,
-                procedure=args.procedure or ("neurogo" if neurogo_run else defaults.procedure),
+                procedure=args.procedure or recipe.default("procedure", defaults),
                 softseg_hidden=args.softseg_hidden, softseg_intervals=args.softseg_intervals,
                 unitgraph_hidden=args.unitgraph_hidden,
                 unitgraph_distance=args.unitgraph_distance,
-                learning_rate=default_rate if args.learning_rate is None else args.learning_rate,
-                weight_decay=default_decay if args.weight_decay is None else args.weight_decay,
+                learning_rate=given_or_default("learning_rate"),
+                weight_decay=given_or_default("weight_decay"),
                 beta=args.beta,
                 gibbs_fraction=args.gibbs_fraction, gibbs_temperature=args.gibbs_temperature,
                 capture_value=args.capture_value, stone_value=args.stone_value,
                 move_cap_factor=args.move_cap_factor, pass_rule=args.pass_rule,
-                shortcut_games=(args.shortcut_games if args.shortcut_games is not None
-                                else 0 if neurogo_run else defaults.shortcut_games),
-                recent_games=(args.recent_games if args.recent_games is not None else
-                              UNITGRAPH_RECENT_GAMES if unitgraph_run else defaults.recent_games),
+                shortcut_games=given_or_default("shortcut_games"),
+                recent_games=given_or_default("recent_games"),
                 train_capped=args.train_capped, hidden=args.hidden,
-                feature_set=args.feature_set or default_features,
-                rich_signal=args.rich_signal or softseg_run,
-                init_scale=(args.init_scale if args.init_scale is not None else
-                            unitnet.DEFAULT_INIT_SCALE if unitgraph_run else defaults.init_scale),
+                feature_set=args.feature_set or recipe.default("feature_set", defaults),
+                rich_signal=args.rich_signal or recipe.default("rich_signal", defaults),
+                init_scale=given_or_default("init_scale"),
                 seed=seed, komi=args.komi)
         except ValueError as error:
             parser.error(str(error))

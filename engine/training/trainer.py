@@ -43,13 +43,13 @@ from pathlib import Path
 import numpy as np
 
 from engine.nets import weights as weight_files
-from engine.training import td
 from engine.training.evaluation import (KOSUMI_PROTOCOL, NEUROGO_OPPONENTS, NEUROGO_PROTOCOL,
                                         BackgroundEvaluations, initial_checkpoint,
                                         match_checkpoint)
 from engine.training.history import RunHistory
 from engine.training.learning import play_training_game
 from engine.training.raypool import MAX_WEIGHT_LAG, RAY_GAMES_PER_CALL, RayPool
+from engine.training.recipes import recipe_of
 from engine.training.rundir import (CHECKPOINTS, EVALS_FILE, LATEST_FILE, LOG_FILE,
                                     SETTINGS_FILE, SETTINGS_HISTORY_FILE, fsync_directory,
                                     load_recent, lock_run, read_jsonl, save_recent, timestamp,
@@ -284,50 +284,20 @@ class Trainer:
 
     def _train_recent_games(self):
         """NeuroGo: TD(0) over the recent games in random order, each backward from its end, with
-        an update after every trained position; weight decay once per game, after the replay.
-        softseg: the whole replay of a game is SoftSegNetwork.train_game() (the signal observed
-        at the next position is its target where present, the event ending that unit's
-        prediction, section 2.1; the final signal at the end; the update made in place, and a
-        trained position's prediction, the target of the one before it, the forward pass its
-        own step was computed from: one pass fewer, differing from the updated net's by one
-        step of 3e-4)."""
+        an update after every trained position (the architecture's replay,
+        engine/training/recipes.py); weight decay once per game, after the replay."""
         network = self.network
         loss, entries = 0.0, 0
         trainable = self.shortcut_only if self.phase == "shortcut" else slice(None)
         rate = self.settings.learning_rate
+        replay = recipe_of(self.settings).replay
         for index in self.rng.permutation(len(self.recent)):
             game = self.recent[index]
             if not game.trained.any():
                 continue
-            if self.settings.arch == "softseg":
-                game_loss, game_entries = network.train_game(
-                    game.inputs, game.black_to_move, game.trained, game.observed,
-                    game.final_targets, game.final_mask, rate)
-                loss += game_loss
-                entries += game_entries
-                continue
-            if self.settings.arch == "unitgraph":      # the game replayed from its moves
-                game_loss, game_entries = network.train_game(
-                    game.inputs, game.black_to_move, game.trained, game.observed,
-                    game.final_targets, game.final_mask, rate, self.settings.size)
-                loss += game_loss
-                entries += game_entries
-                continue
-            following = game.final_targets           # real-Black frame
-            following_mask = game.final_mask
-            for t in range(len(game.inputs) - 1, -1, -1):
-                black = game.black_to_move[t]
-                if game.trained[t]:
-                    target = following if black else td.swap_frame(following)
-                    mask = following_mask if black else td.swap_frame_mask(following_mask)
-                    grad = np.zeros(network.num_params)
-                    loss += network.loss_and_gradient(game.inputs[t], target, mask, grad)
-                    params = network.get_params()
-                    params[trainable] -= rate * grad[trainable]
-                    network.set_params(params)
-                    entries += int(mask.sum())
-                outputs = network.forward(game.inputs[t])
-                following = outputs if black else td.swap_frame(outputs)
+            for step_loss, step_entries in replay(network, game, rate, self.settings, trainable):
+                loss += step_loss
+                entries += step_entries
         if self.settings.weight_decay != 1.0:
             params = network.get_params()
             params[trainable] *= self.settings.weight_decay

@@ -16,7 +16,7 @@ FIXED_SET = DATA / "csa_fixed_set.jsonl"
 
 
 def features_of(diagram):
-    return csa.BoardFeatures(load_board(diagram))
+    return csa.BlockFeatures(load_board(diagram))
 
 
 def block_at(features, text):
@@ -275,7 +275,7 @@ TWO_WALLS = """
 
 def test_the_board_is_doubtful_when_the_cascade_steps_disagree_on_a_block():
     board = load_board(TWO_WALLS)
-    features = csa.BoardFeatures(board)
+    features = csa.BlockFeatures(board)
     steady = [np.array([0.95, 0.9]), np.array([0.97, 0.92])]
     result = csa.CsaResult(features, steady, [], -0.5, -0.5)
     assert not result.counts_differ and not result.uncertain
@@ -294,7 +294,7 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
         . O . O .
         . O . O .
     """)
-    features = csa.BoardFeatures(board)
+    features = csa.BlockFeatures(board)
     assert all(features.pass_alive)
     wavering = [np.full(2, 0.95), np.full(2, 0.05), np.full(2, 0.95)]
     assert not csa.CsaResult(features, wavering, [], 0.0, 0.0).changed_mind
@@ -304,7 +304,7 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
 
 def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_away():
     board = load_board(TWO_WALLS)
-    features = csa.BoardFeatures(board)
+    features = csa.BlockFeatures(board)
     steady = [np.array([0.95, 0.9])]
     assert not csa.CsaResult(features, steady, [], -0.5, -0.5).search_disagrees   # not reviewed
     near = csa.CsaResult(features, steady, [], -0.5, -0.5, -0.5 + csa.REVIEW_GAP)
@@ -315,7 +315,7 @@ def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_awa
 
 def test_a_doubt_rule_sets_each_check_s_threshold():
     board = load_board(TWO_WALLS)
-    features = csa.BoardFeatures(board)
+    features = csa.BlockFeatures(board)
     wavering = [np.array([0.95, 0.9]), np.array([0.1, 0.92]), np.array([0.7, 0.92])]
     # counts 3 points apart, a block at 0.7 (0.2 from 0.5), steps that changed their mind, a
     # search 12 points away
@@ -543,7 +543,7 @@ def test_no_seki_when_the_living_block_kills_by_sacrifice():
         O O X X O O . O X
         O X X X O O . X .
     """)
-    features = csa.BoardFeatures(board)
+    features = csa.BlockFeatures(board)
     predictions = np.array([0.0 if block.colour == BLACK else 1.0 for block in features.blocks])
     dead = set(csa.dead_blocks_from(features, predictions))
     assert block_at(features, "C4").index in dead
@@ -554,7 +554,7 @@ def test_no_seki_when_the_living_block_can_first_take_another_dead_block():
     # Black's second line and White's first line share A1 and J1 and nothing else: a seki while
     # White's third line lives. If the third line is dead, Black takes it, gains liberties and
     # then captures the first line: no seki.
-    features = csa.BoardFeatures(load_board("""
+    features = csa.BlockFeatures(load_board("""
         . . . . . . . . .
         . . . . . . . . .
         . . . . . . . . .
