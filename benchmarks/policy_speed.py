@@ -41,6 +41,8 @@ ARCHITECTURES = [
     ("conv 8x48", {"kind": "conv", "channels": 48, "layers": 8, "first_kernel": 5}, "rich"),
     ("conv 6x64", {"kind": "conv", "channels": 64, "layers": 6, "first_kernel": 5}, "rich"),
     ("conv 8x64", {"kind": "conv", "channels": 64, "layers": 8, "first_kernel": 5}, "rich"),
+    ("conv 10x64", {"kind": "conv", "channels": 64, "layers": 10, "first_kernel": 5}, "rich"),
+    ("conv 12x48", {"kind": "conv", "channels": 48, "layers": 12, "first_kernel": 5}, "rich"),
 ]
 
 
