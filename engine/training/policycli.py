@@ -25,8 +25,8 @@ import numpy as np
 
 from engine.nets.policy import load_policy
 from engine.nets.predictor import symmetric_log_probabilities
-from engine.rules.game import SYMMETRIES
 from engine.nets.weights import WeightFileError
+from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policytrain import (LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
                                          accuracy)
