@@ -56,7 +56,7 @@ from engine.tactics.selfatari cimport liberties_after
 
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
-DEF CLOCK_CHECK_EVERY = 16      # simulations between two reads of the clock
+DEF STOP_CHECK_EVERY = 16       # simulations between two looks at whether the leader is safe
 DEF LARGE_BOARD = 15            # lines from which the knowledge prior favours the empty 3rd and 4th lines
 
 LARGE_BOARD_LINES = LARGE_BOARD  # (for Python: the search player's large-board defaults)
@@ -598,10 +598,12 @@ cdef class TreeSearch:
                     failed = True
                     break
                 done += 1
-                if done % CLOCK_CHECK_EVERY == 0:
-                    elapsed = now() - started
-                    if elapsed >= max_seconds:
-                        break
+                # the clock after every simulation: one that expands a node may wait for a
+                # slow prior (milliseconds), and a player nearly out of time has no 16 to spare
+                elapsed = now() - started
+                if elapsed >= max_seconds:
+                    break
+                if done % STOP_CHECK_EVERY == 0:
                     if stop_early and done >= 64 and elapsed > 0:
                         left = max_simulations - done
                         if max_seconds < INFINITY:

@@ -634,10 +634,16 @@ def test_the_search_keeps_within_the_clock():
         ok, move, cpu, wall = genmove(colour)
         assert ok and re.fullmatch(r"[A-HJ][1-9]", move)
         assert cpu < 1.0 and wall < 5.0                 # one second per move (Canadian)
-    assert ask(session, "time_left b 0.05 0")[0]        # nearly out of time: still a move, at once
+    # main time nearly gone: the byo-yomi period's second is still to come
+    assert ask(session, "time_left b 0.05 0")[0]
     ok, move, cpu, wall = genmove("b")
     assert ok and re.fullmatch(r"[A-HJ][1-9]|pass", move)
-    assert cpu < 0.5 and wall < 5.0
+    assert cpu < 1.05 and wall < 5.0
+    # nearly out of byo-yomi time (0.05 s for its one stone): still a move, at once
+    assert ask(session, "time_left w 0.05 1")[0]
+    ok, move, cpu, wall = genmove("w")
+    assert ok and re.fullmatch(r"[A-HJ][1-9]|pass", move)
+    assert cpu < 0.2 and wall < 5.0
 
 
 def test_japanese_rules_count_territory_and_prisoners():
