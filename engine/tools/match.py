@@ -760,17 +760,18 @@ def read_match(out_dir):
 
 
 def run_match(command_a, command_b, config, out_dir, referee_command=None, verbose=False,
-              finished=()):
+              finished=None):
     """Play the match; write SGFs and summary.json into out_dir; return the summary dict.
-    finished: the games a resumed match has played ([(GameResult, moves)], read_match's); the
-    match goes on from the next game.
+    finished: None for a new match, else the games a resumed match has played ([(GameResult,
+    moves)], read_match's, perhaps none); the match goes on from the next game.
 
     Raises MatchAborted when an engine cannot be used at all.
     """
     os.makedirs(out_dir, exist_ok=True)
     summary_path = os.path.join(out_dir, "summary.json")
     games_path = os.path.join(out_dir, GAMES_FILE)
-    if not finished:
+    if finished is None:
+        finished = []
         for name in ("summary.json", MATCH_FILE, GAMES_FILE):
             if os.path.exists(os.path.join(out_dir, name)):
                 raise MatchAborted(f"{out_dir} already holds a match ({name}); choose another "

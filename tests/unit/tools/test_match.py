@@ -474,6 +474,22 @@ def test_a_match_resumes_after_its_last_finished_game(tmp_path, fake):
     assert summary["repeated_games"] == [3, 4]
 
 
+def test_a_match_stopped_in_its_first_game_resumes(tmp_path, fake):
+    out_dir = tmp_path / "m"
+    first = run_cli("--engine-a", fake("--moves 'C1 C2 C3 C4 C5'"), "--engine-b", fake(),
+                    "--games", "2", "--size", "5", "--komi", "0.5", "--out", out_dir)
+    assert first.returncode == 0, first.stderr
+    # as if stopped during game 1: no finished game, and the summary of none written on the way
+    (out_dir / "games.jsonl").write_text("")
+    (out_dir / "game-1.sgf").unlink()
+    (out_dir / "game-2.sgf").unlink()
+    resumed = run_cli("--resume", out_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "after game 0 of 2" in resumed.stderr and "already holds a match" not in resumed.stderr
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert [r["number"] for r in summary["results"]] == [1, 2]
+
+
 def test_resume_refuses_what_it_cannot_continue(tmp_path, fake):
     out_dir = tmp_path / "m"
     assert run_cli("--engine-a", fake("--moves C3"), "--engine-b", fake(), "--games", "1",
