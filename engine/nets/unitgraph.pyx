@@ -50,6 +50,32 @@ NUM_INPUTS = UG_NUM_INPUTS
 MAX_DISTANCE = UG_MAX_DISTANCE
 
 
+# The empty point's inputs read from the feature slots of one colour, in the order unit_inputs()
+# writes them: the slot of Black's value (White's is the next), the colour (own: the side to
+# move), the input (the first of a run where the slot's value picks one), and whether it does.
+DEF NUM_POINT_INPUTS = 13
+cdef int POINT_INPUT_SLOT[NUM_POINT_INPUTS]
+cdef bint POINT_INPUT_OWN[NUM_POINT_INPUTS]
+cdef int POINT_INPUT_FIRST[NUM_POINT_INPUTS]
+cdef bint POINT_INPUT_VALUED[NUM_POINT_INPUTS]
+for _k, (_slot, _own, _first, _valued) in enumerate((
+        (SLOT_LIBERTIES_BLACK, True, E_LIBERTIES_OWN, True),
+        (SLOT_LIBERTIES_BLACK, False, E_LIBERTIES_OPPONENT, True),
+        (SLOT_LADDER_BLACK, True, E_LADDER_OWN, False),
+        (SLOT_LADDER_BLACK, False, E_LADDER_OPPONENT, False),
+        (SLOT_EYE_BLACK, True, E_EYE_OWN, False),
+        (SLOT_EYE_BLACK, False, E_EYE_OPPONENT, False),
+        (SLOT_EYE_MOVES_BLACK, True, E_EYE_MOVES_OWN, True),
+        (SLOT_EYE_MOVES_BLACK, False, E_EYE_MOVES_OPPONENT, True),
+        (SLOT_PONNUKI_BLACK, True, E_PONNUKI_OWN, False),
+        (SLOT_PONNUKI_BLACK, False, E_PONNUKI_OPPONENT, False),
+        (SLOT_ATARI_BLACK, True, E_ATARI_IF_OWN, False),
+        (SLOT_LINK_BLACK, True, E_LINK_OWN, False),
+        (SLOT_LINK_BLACK, False, E_LINK_OPPONENT, False))):
+    POINT_INPUT_SLOT[_k], POINT_INPUT_OWN[_k] = _slot, _own
+    POINT_INPUT_FIRST[_k], POINT_INPUT_VALUED[_k] = _first, _valued
+
+
 def relation_names(int max_distance):
     """Relation index -> name: same, group, adjacent, D2 .. Dmax."""
     return ["same", "group", "adjacent"] + [f"D{n}" for n in range(2, max_distance + 1)]
@@ -382,7 +408,7 @@ cdef class UnitGraph:
 
     cdef int unit_inputs(self, Board board, int a, signed char *out) noexcept nogil:
         """The active inputs of unit a (current board and anchors) into out; returns how many."""
-        cdef int own = self.to_move, opponent = 3 - self.to_move, n = 0, j, q, c, v
+        cdef int own = self.to_move, opponent = 3 - self.to_move, n = 0, j, k, q, c, v
         cdef bint own_next = False, opponent_next = False, own_atari = False, opponent_atari = False
         cdef const signed char *slots = self.features.cell_values(a)
         out[n] = E_PRESENT
@@ -432,49 +458,11 @@ cdef class UnitGraph:
         if opponent_atari:
             out[n] = E_OPPONENT_ATARI_LIBERTY
             n += 1
-        v = slots[SLOT_LIBERTIES_BLACK + own - 1]
-        if v != NO_VALUE:
-            out[n] = E_LIBERTIES_OWN + v
-            n += 1
-        v = slots[SLOT_LIBERTIES_BLACK + opponent - 1]
-        if v != NO_VALUE:
-            out[n] = E_LIBERTIES_OPPONENT + v
-            n += 1
-        if slots[SLOT_LADDER_BLACK + own - 1] != NO_VALUE:
-            out[n] = E_LADDER_OWN
-            n += 1
-        if slots[SLOT_LADDER_BLACK + opponent - 1] != NO_VALUE:
-            out[n] = E_LADDER_OPPONENT
-            n += 1
-        if slots[SLOT_EYE_BLACK + own - 1] != NO_VALUE:
-            out[n] = E_EYE_OWN
-            n += 1
-        if slots[SLOT_EYE_BLACK + opponent - 1] != NO_VALUE:
-            out[n] = E_EYE_OPPONENT
-            n += 1
-        v = slots[SLOT_EYE_MOVES_BLACK + own - 1]
-        if v != NO_VALUE:
-            out[n] = E_EYE_MOVES_OWN + v
-            n += 1
-        v = slots[SLOT_EYE_MOVES_BLACK + opponent - 1]
-        if v != NO_VALUE:
-            out[n] = E_EYE_MOVES_OPPONENT + v
-            n += 1
-        if slots[SLOT_PONNUKI_BLACK + own - 1] != NO_VALUE:
-            out[n] = E_PONNUKI_OWN
-            n += 1
-        if slots[SLOT_PONNUKI_BLACK + opponent - 1] != NO_VALUE:
-            out[n] = E_PONNUKI_OPPONENT
-            n += 1
-        if slots[SLOT_ATARI_BLACK + own - 1] != NO_VALUE:
-            out[n] = E_ATARI_IF_OWN
-            n += 1
-        if slots[SLOT_LINK_BLACK + own - 1] != NO_VALUE:
-            out[n] = E_LINK_OWN
-            n += 1
-        if slots[SLOT_LINK_BLACK + opponent - 1] != NO_VALUE:
-            out[n] = E_LINK_OPPONENT
-            n += 1
+        for k in range(NUM_POINT_INPUTS):
+            v = slots[POINT_INPUT_SLOT[k] + (own if POINT_INPUT_OWN[k] else opponent) - 1]
+            if v != NO_VALUE:
+                out[n] = POINT_INPUT_FIRST[k] + (v if POINT_INPUT_VALUED[k] else 0)
+                n += 1
         return n
 
     # ----------------------------------------------------------------- the external expert
