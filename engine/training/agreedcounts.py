@@ -30,8 +30,16 @@ RU: TYGEM is a Korean server and counts by Korean rules, territory with prisoner
 margins are half-points of either parity, equally often: 3,070 and 3,037 of 2016's, where an
 area count of a board with its dame filled gives one parity only); so do Tom games at komi 6.5.
 Tom games at komi 7.5 are Chinese, area (7,661 of 10,880 margins have the parity of a board with
-every point owned). Seki as the rules have it: under territory rules an empty region touching a
-stone in seki is nobody's; under area rules it belongs to the colour that surrounds it.
+every point owned). count() has seki as the rules have it: under territory rules an empty region
+touching a stone in seki is nobody's; under area rules it belongs to the colour that surrounds it.
+
+Seki as the servers count it. The servers' counters (KGS, TYGEM) know no seki: once the dead
+stones are off, every empty region bordered by one colour is that colour's territory, the eyes
+of a group in seki included, whatever the Japanese or Korean rules say. So CountedGame.seki_eyes
+is set for every record read, and a block's seki label changes no agreed count. On the 650
+development boards (TYGEM 2011, KGS 2003; 2026-11-28) counting the eyes of the blocks kosumi
+calls seki mends 6 boards (4 TYGEM, 2 KGS) and breaks none: they were groups with a dead stone
+inside that CSA* left alive, which the seki rule then turned into a seki without territory.
 
 The ceiling. A record is explained when some labelling of its blocks (alive, dead, or in seki
 under territory rules) counts to its result; the rest (players' mistakes, disputed or unfinished
@@ -96,6 +104,8 @@ class CountedGame:
     teire: bool              # territory counting leaves out false eyes the owner must fill
     result: float            # Black's recorded margin (komi included)
     moves: list              # the record's moves, for GNU Go
+    seki_eyes: bool = True   # territory counting gives the eyes of stones in seki to their
+                             # owner, as the servers' counters do (module docstring: Seki)
 
     def state(self):
         """A GameState of the final board under the record's rules (CSA* reads its komi)."""
@@ -224,7 +234,8 @@ class Explanation:
 def _count_statuses(game, blocks, statuses):
     dead = [blocks[i][1][0] for i, s in enumerate(statuses) if s == deadstones.DEAD]
     seki = [p for i, s in enumerate(statuses) if s == deadstones.SEKI for p in blocks[i][1]]
-    return count(game.board, game.scoring, game.komi, game.captures, dead, seki, game.teire)
+    return count(game.board, game.scoring, game.komi, game.captures, dead,
+                 () if game.seki_eyes else seki, game.teire)
 
 
 def explanation(game, blocks, statuses, base_count=None):
@@ -243,7 +254,8 @@ def explanation(game, blocks, statuses, base_count=None):
     choices = []          # per unit: {delta: statuses of its blocks}
     for unit in units:
         options = [[deadstones.ALIVE] * len(unit), [deadstones.DEAD] * len(unit)]
-        if game.scoring == TERRITORY and _touches_opponent_liberty(board, blocks, unit):
+        if game.scoring == TERRITORY and not game.seki_eyes and \
+                _touches_opponent_liberty(board, blocks, unit):
             options.append([deadstones.SEKI] * len(unit))
         if len(unit) > 1:
             for k in range(len(unit)):

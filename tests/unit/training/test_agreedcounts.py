@@ -110,6 +110,23 @@ def test_teire_leaves_out_a_false_eye_its_owner_must_fill():
     assert count(board, AREA, 0, teire=True) == count(board, AREA, 0)   # area: no difference
 
 
+def test_the_servers_count_the_eyes_of_stones_in_seki(tmp_path):
+    # KGS's and TYGEM's counters know no seki: a block kosumi calls seki keeps its eyes as
+    # territory in the agreed count (here Black's 27 points beside the D column), unlike
+    # count()'s Japanese seki
+    from engine.scoring import deadstones
+    game = the_game(tmp_path, record("W+16.5", rules="Japanese", komi=6.5))
+    assert game.seki_eyes
+    blocks = agreedcounts.blocks_of(game.board)
+    statuses = [deadstones.DEAD if vertex("G3", 9) in stones else
+                deadstones.SEKI if vertex("D5", 9) in stones else deadstones.ALIVE
+                for _, stones in blocks]
+    assert agreedcounts._count_statuses(game, blocks, statuses) == -16.5
+    assert explanation(game, blocks, statuses).explained
+    game.seki_eyes = False
+    assert agreedcounts._count_statuses(game, blocks, statuses) == -16.5 - 27
+
+
 def test_the_ceiling_one_labelling_explains_none_can(tmp_path):
     from engine.scoring import deadstones
     right = the_game(tmp_path, record("W+16.5"))
