@@ -66,6 +66,7 @@ without; the first 60 TYGEM 2016 boards 49 times with it and 52 without. So reco
 count with the rule, TYGEM and Tom records without.
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -723,6 +724,9 @@ def tune_flag(lines, most_false=0.10):
     least_sure = np.array([r["signs"]["least_sure"] for r in boards])
     changed = np.array([r["signs"]["changed_mind"] for r in boards])
     search_gap = np.array([r["signs"]["search_gap"] if reviewed else 0.0 for r in boards])
+    # boards measured before the teire sign existed leave it out of the choice
+    with_teire = all("teire_points" in r["signs"] for r in boards)
+    teire = np.array([r["signs"].get("teire_points", 0) > 0 for r in boards])
     rights, wrongs = int((~wrong).sum()), int(wrong.sum())
     best, best_key = None, None
     for review_gap in (REVIEW_GAPS if reviewed else (1000,)):
@@ -731,8 +735,10 @@ def tune_flag(lines, most_false=0.10):
             by_counts = by_search | (counts_gap > gap + 1e-9)
             for band in BANDS:
                 by_band = by_counts | (least_sure < 0.5 - band)
-                for changed_mind in (False, True):
+                for changed_mind, by_teire in itertools.product(
+                        (False, True), (False, True) if with_teire else (False,)):
                     flagged = by_band | changed if changed_mind else by_band
+                    flagged = flagged | teire if by_teire else flagged
                     false = int((flagged & ~wrong).sum())
                     if false > most_false * rights:
                         continue
@@ -740,7 +746,8 @@ def tune_flag(lines, most_false=0.10):
                     if best_key is None or key > best_key:
                         best_key = key
                         best = csa.DoubtRule(float(gap), band, changed_mind,
-                                             float(review_gap) if reviewed else csa.REVIEW_GAP)
+                                             float(review_gap) if reviewed else csa.REVIEW_GAP,
+                                             by_teire)
     return best, (best_key[0], wrongs, -best_key[1], rights)
 
 

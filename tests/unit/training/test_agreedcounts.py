@@ -271,6 +271,21 @@ def test_the_flag_s_rule_is_chosen_to_catch_the_most_within_the_false_share():
         agreedcounts.tune_flag([{"explained": True, "kosumi": 0, "result": 0}])
 
 
+def test_the_teire_sign_is_chosen_where_it_catches_the_one_point_boards():
+    # two wrong boards a point off hold a false eye their owner may fill, one right board of
+    # ten does; nothing else tells them apart
+    right = [dict(signs(), teire_points=int(i == 0)) for i in range(10)]
+    wrong = [dict(signs(), teire_points=1) for _ in range(2)]
+    lines = [{"explained": True, "kosumi": 1.5, "result": 1.5, "signs": x} for x in right] + \
+            [{"explained": True, "kosumi": 1.5, "result": 0.5, "signs": x} for x in wrong]
+    rule, counts = agreedcounts.tune_flag(lines, 0.10)
+    assert rule.teire and counts == (2, 2, 1, 10)
+    # boards measured before the sign existed: it is never chosen
+    rule, counts = agreedcounts.tune_flag(
+        [dict(line, signs=signs()) for line in lines], 0.10)
+    assert not rule.teire and counts[0] == 0
+
+
 def test_a_chosen_rule_is_written_into_the_classifier_file(tmp_path):
     from engine.scoring import csa
     from tests.unit.scoring.test_csa import small_classifier
