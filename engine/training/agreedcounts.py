@@ -703,17 +703,20 @@ def report(paths, out=None, gnugo_from=()):
 
 # ---------------------------------------------------------------------- the doubtful flag's rule
 
-COUNTS_GAPS = (*range(0, 31), 1000)               # points; 1000: the check left out
+LEFT_OUT = 1000.0                                 # points: a gap no board reaches
+COUNTS_GAPS = (*range(0, 31), LEFT_OUT)           # points; LEFT_OUT: the check left out
 BANDS = (0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05)   # 0.5: no block flags a board
-REVIEW_GAPS = (*range(2, 41), 1000)
+REVIEW_GAPS = (*range(2, 41), LEFT_OUT)
 
 
 def tune_flag(lines, most_false=0.10):
     """The DoubtRule (engine/scoring/csa.py) that catches the most wrong counts among the
     explained boards of measured lines (with their "signs") while flagging at most
     `most_false` of the right ones (ties: fewer right ones flagged, then the earliest rule of
-    the grids), and its (caught, wrong, flagged, right). Choose it on boards the classifier
-    never learnt and that are not the test boards."""
+    the grids), and its (caught, wrong, flagged, right). Boards measured without the review
+    search give a rule that leaves the search's gap out (final_score reviews, and a gap the
+    choice never saw must not flag). Choose it on boards the classifier never learnt and that
+    are not the test boards."""
     import numpy as np
     boards = [r for r in lines if "error" not in r and r.get("explained") and "signs" in r]
     if not boards:
@@ -729,7 +732,7 @@ def tune_flag(lines, most_false=0.10):
     teire = np.array([r["signs"].get("teire_points", 0) > 0 for r in boards])
     rights, wrongs = int((~wrong).sum()), int(wrong.sum())
     best, best_key = None, None
-    for review_gap in (REVIEW_GAPS if reviewed else (1000,)):
+    for review_gap in (REVIEW_GAPS if reviewed else (LEFT_OUT,)):
         by_search = search_gap > review_gap if reviewed else np.zeros(len(boards), bool)
         for gap in COUNTS_GAPS:
             by_counts = by_search | (counts_gap > gap + 1e-9)
@@ -746,7 +749,7 @@ def tune_flag(lines, most_false=0.10):
                     if best_key is None or key > best_key:
                         best_key = key
                         best = csa.DoubtRule(float(gap), band, changed_mind,
-                                             float(review_gap) if reviewed else csa.REVIEW_GAP,
+                                             float(review_gap) if reviewed else LEFT_OUT,
                                              by_teire)
     return best, (best_key[0], wrongs, -best_key[1], rights)
 

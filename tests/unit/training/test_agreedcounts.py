@@ -280,6 +280,11 @@ def test_the_teire_sign_is_chosen_where_it_catches_the_one_point_boards():
             [{"explained": True, "kosumi": 1.5, "result": 0.5, "signs": x} for x in wrong]
     rule, counts = agreedcounts.tune_flag(lines, 0.10)
     assert rule.teire and counts == (2, 2, 1, 10)
+    # measured without the review search: the rule leaves the search's gap out
+    unreviewed = [dict(line, signs=dict(line["signs"], search_gap=None)) for line in lines]
+    rule, counts = agreedcounts.tune_flag(unreviewed, 0.10)
+    assert rule.teire and counts == (2, 2, 1, 10)
+    assert not rule.flags(dict(signs(search_gap=400.0), teire_points=0))
     # boards measured before the sign existed: it is never chosen
     rule, counts = agreedcounts.tune_flag(
         [dict(line, signs=signs()) for line in lines], 0.10)
