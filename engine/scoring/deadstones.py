@@ -29,6 +29,7 @@ import numpy as np
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE, opponent
 from engine.rules.game import area_score, empty_regions, pass_alive
 from engine.scoring import csa
+from engine.scoring.teire import must_fill
 from engine.tactics.ladder import ladder_captured
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
@@ -189,7 +190,8 @@ def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
     marks its chain). AREA: stones and the empty regions that reach one colour only (Chinese:
     eyes in seki are the owner's). TERRITORY: empty regions (dead stones taken off) bordered by
     one colour and touching no stone of `seki`, plus prisoners: `captures` (Black's, White's)
-    and the dead stones; with `teire`, less the false eyes the owner must fill (`must_fill()`)."""
+    and the dead stones; with `teire`, less the false eyes the owner must fill
+    (engine/scoring/teire.py `must_fill()`)."""
     colours = [WALL] * board.num_locs
     for p in board.points():
         colours[p] = board.get(p)
@@ -226,38 +228,6 @@ def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
         points[BLACK] += captures[0] + dead_count[WHITE]
         points[WHITE] += captures[1] + dead_count[BLACK]
     return points[BLACK] - points[WHITE] - komi
-
-
-def must_fill(board, colours, owner_of):
-    """Territory points their owner must fill before the count (teire): a false eye (living
-    opponent stones on two of its diagonals, one at the edge) that is the only liberty inside
-    its owner's territory of a chain with liberties outside it, which the opponent can fill to
-    put the chain in atari. `colours`: the board with the dead stones taken off; `owner_of`:
-    the territory, point -> colour."""
-    stride = board.stride
-    seen, points = set(), set()
-    for p in board.points():
-        colour = colours[p]
-        if colour not in (BLACK, WHITE) or p in seen:
-            continue
-        chain = board.chain(p)
-        seen.update(chain)
-        liberties = {q for s in chain for q in (s - stride, s - 1, s + 1, s + stride)
-                     if colours[q] == EMPTY}
-        inside = [q for q in liberties if owner_of.get(q) == colour]
-        if len(inside) == 1 and len(liberties) > 1 and \
-                _false_eye(inside[0], colour, colours, stride):
-            points.add(inside[0])
-    return points
-
-
-def _false_eye(p, owner, colours, stride):
-    """Whether point p of owner's is a false eye: living opponent stones on two of its
-    diagonals, or on one at the edge."""
-    diagonals = [colours[q] for q in (p - stride - 1, p - stride + 1, p + stride - 1,
-                                      p + stride + 1)]
-    enemies = sum(c == opponent(owner) for c in diagonals)
-    return enemies >= (1 if WALL in diagonals else 2)
 
 
 def format_score(value):

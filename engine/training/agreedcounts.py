@@ -30,8 +30,16 @@ RU: TYGEM is a Korean server and counts by Korean rules, territory with prisoner
 margins are half-points of either parity, equally often: 3,070 and 3,037 of 2016's, where an
 area count of a board with its dame filled gives one parity only); so do Tom games at komi 6.5.
 Tom games at komi 7.5 are Chinese, area (7,661 of 10,880 margins have the parity of a board with
-every point owned). Seki as the rules have it: under territory rules an empty region touching a
-stone in seki is nobody's; under area rules it belongs to the colour that surrounds it.
+every point owned). count() has seki as the rules have it: under territory rules an empty region
+touching a stone in seki is nobody's; under area rules it belongs to the colour that surrounds it.
+
+Seki as the servers count it. The servers' counters (KGS, TYGEM) know no seki: once the dead
+stones are off, every empty region bordered by one colour is that colour's territory, the eyes
+of a group in seki included, whatever the Japanese or Korean rules say. So CountedGame.seki_eyes
+is set for every record read, and a block's seki label changes no agreed count. On the 650
+development boards (TYGEM 2011, KGS 2003; 2026-11-28) counting the eyes of the blocks kosumi
+calls seki mends 6 boards (4 TYGEM, 2 KGS) and breaks none: they were groups with a dead stone
+inside that CSA* left alive, which the seki rule then turned into a seki without territory.
 
 The ceiling. A record is explained when some labelling of its blocks (alive, dead, or in seki
 under territory rules) counts to its result; the rest (players' mistakes, disputed or unfinished
@@ -58,6 +66,7 @@ without; the first 60 TYGEM 2016 boards 49 times with it and 52 without. So reco
 count with the rule, TYGEM and Tom records without.
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -96,6 +105,8 @@ class CountedGame:
     teire: bool              # territory counting leaves out false eyes the owner must fill
     result: float            # Black's recorded margin (komi included)
     moves: list              # the record's moves, for GNU Go
+    seki_eyes: bool = True   # territory counting gives the eyes of stones in seki to their
+                             # owner, as the servers' counters do (module docstring: Seki)
 
     def state(self):
         """A GameState of the final board under the record's rules (CSA* reads its komi)."""
@@ -224,7 +235,8 @@ class Explanation:
 def _count_statuses(game, blocks, statuses):
     dead = [blocks[i][1][0] for i, s in enumerate(statuses) if s == deadstones.DEAD]
     seki = [p for i, s in enumerate(statuses) if s == deadstones.SEKI for p in blocks[i][1]]
-    return count(game.board, game.scoring, game.komi, game.captures, dead, seki, game.teire)
+    return count(game.board, game.scoring, game.komi, game.captures, dead,
+                 () if game.seki_eyes else seki, game.teire)
 
 
 def explanation(game, blocks, statuses, base_count=None):
@@ -243,7 +255,8 @@ def explanation(game, blocks, statuses, base_count=None):
     choices = []          # per unit: {delta: statuses of its blocks}
     for unit in units:
         options = [[deadstones.ALIVE] * len(unit), [deadstones.DEAD] * len(unit)]
-        if game.scoring == TERRITORY and _touches_opponent_liberty(board, blocks, unit):
+        if game.scoring == TERRITORY and not game.seki_eyes and \
+                _touches_opponent_liberty(board, blocks, unit):
             options.append([deadstones.SEKI] * len(unit))
         if len(unit) > 1:
             for k in range(len(unit)):
@@ -690,17 +703,20 @@ def report(paths, out=None, gnugo_from=()):
 
 # ---------------------------------------------------------------------- the doubtful flag's rule
 
-COUNTS_GAPS = (*range(0, 31), 1000)               # points; 1000: the check left out
+LEFT_OUT = 1000.0                                 # points: a gap no board reaches
+COUNTS_GAPS = (*range(0, 31), LEFT_OUT)           # points; LEFT_OUT: the check left out
 BANDS = (0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05)   # 0.5: no block flags a board
-REVIEW_GAPS = (*range(2, 41), 1000)
+REVIEW_GAPS = (*range(2, 41), LEFT_OUT)
 
 
 def tune_flag(lines, most_false=0.10):
     """The DoubtRule (engine/scoring/csa.py) that catches the most wrong counts among the
     explained boards of measured lines (with their "signs") while flagging at most
     `most_false` of the right ones (ties: fewer right ones flagged, then the earliest rule of
-    the grids), and its (caught, wrong, flagged, right). Choose it on boards the classifier
-    never learnt and that are not the test boards."""
+    the grids), and its (caught, wrong, flagged, right). Boards measured without the review
+    search give a rule that leaves the search's gap out (final_score reviews, and a gap the
+    choice never saw must not flag). Choose it on boards the classifier never learnt and that
+    are not the test boards."""
     import numpy as np
     boards = [r for r in lines if "error" not in r and r.get("explained") and "signs" in r]
     if not boards:
@@ -711,16 +727,21 @@ def tune_flag(lines, most_false=0.10):
     least_sure = np.array([r["signs"]["least_sure"] for r in boards])
     changed = np.array([r["signs"]["changed_mind"] for r in boards])
     search_gap = np.array([r["signs"]["search_gap"] if reviewed else 0.0 for r in boards])
+    # boards measured before the teire sign existed leave it out of the choice
+    with_teire = all("teire_points" in r["signs"] for r in boards)
+    teire = np.array([r["signs"].get("teire_points", 0) > 0 for r in boards])
     rights, wrongs = int((~wrong).sum()), int(wrong.sum())
     best, best_key = None, None
-    for review_gap in (REVIEW_GAPS if reviewed else (1000,)):
+    for review_gap in (REVIEW_GAPS if reviewed else (LEFT_OUT,)):
         by_search = search_gap > review_gap if reviewed else np.zeros(len(boards), bool)
         for gap in COUNTS_GAPS:
             by_counts = by_search | (counts_gap > gap + 1e-9)
             for band in BANDS:
                 by_band = by_counts | (least_sure < 0.5 - band)
-                for changed_mind in (False, True):
+                for changed_mind, by_teire in itertools.product(
+                        (False, True), (False, True) if with_teire else (False,)):
                     flagged = by_band | changed if changed_mind else by_band
+                    flagged = flagged | teire if by_teire else flagged
                     false = int((flagged & ~wrong).sum())
                     if false > most_false * rights:
                         continue
@@ -728,7 +749,8 @@ def tune_flag(lines, most_false=0.10):
                     if best_key is None or key > best_key:
                         best_key = key
                         best = csa.DoubtRule(float(gap), band, changed_mind,
-                                             float(review_gap) if reviewed else csa.REVIEW_GAP)
+                                             float(review_gap) if reviewed else LEFT_OUT,
+                                             by_teire)
     return best, (best_key[0], wrongs, -best_key[1], rights)
 
 

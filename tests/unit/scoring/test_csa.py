@@ -321,7 +321,7 @@ def test_a_doubt_rule_sets_each_check_s_threshold():
     # search 12 points away
     signs = csa.CsaResult(features, wavering, [], -0.5, 2.5, 11.5).doubt_signs()
     assert signs == {"counts_gap": 3.0, "least_sure": 0.2, "changed_mind": True,
-                     "search_gap": 12.0}
+                     "teire_points": 0, "search_gap": 12.0}
     default = csa.DoubtRule()
     assert default.flags(signs) and csa.CsaResult(features, wavering, [], -0.5, 2.5).doubtful
     lenient = csa.DoubtRule(counts_gap=3, band=0.35, changed_mind=False, review_gap=12)
@@ -336,6 +336,32 @@ def test_a_doubt_rule_sets_each_check_s_threshold():
         assert rule.flags(signs) and csa.CsaResult(features, wavering, [], -0.5, 2.5, 11.5,
                                                    rule).doubtful
     assert not lenient.flags(dict(signs, search_gap=None, counts_gap=0))     # not reviewed
+
+
+def test_a_false_eye_its_owner_may_have_to_fill_makes_the_board_doubtful_where_the_rule_asks():
+    # C1 is White's false eye (Black B2 on its diagonal, at the edge), the only liberty inside
+    # White's territory of B1, whose other liberty is the dame A1: Black fills A1 and White
+    # must connect at C1. Counted with teire C1 is no point, without it one, so the players'
+    # count may be either
+    board = load_board("""
+        . X . X .
+        X X X X X
+        X X O O O
+        X X O . O
+        . O . O .
+    """)
+    features = csa.BlockFeatures(board)
+    sure = [np.array([0.99] * len(features.blocks))]
+    plain = csa.CsaResult(features, sure, [], 0.0, 0.0)
+    assert plain.doubt_signs()["teire_points"] == 1
+    assert not plain.doubtful                                  # the default rule leaves it out
+    asking = csa.CsaResult(features, sure, [], 0.0, 0.0, rule=csa.DoubtRule(teire=True))
+    assert asking.teire_doubt and asking.doubtful
+    assert csa.DoubtRule(teire=True).flags(plain.doubt_signs())
+    # a rule read from a file: teire must be true or false, and is off when left out
+    assert csa.DoubtRule.from_metadata({"counts_gap": 1}).teire is False
+    with pytest.raises(csa.ClassifierFileError, match="teire"):
+        csa.DoubtRule.from_metadata({"teire": 1})
 
 
 def test_a_classifier_file_carries_its_doubt_rule_and_old_files_the_default(tmp_path):

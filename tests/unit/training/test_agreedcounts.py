@@ -110,6 +110,23 @@ def test_teire_leaves_out_a_false_eye_its_owner_must_fill():
     assert count(board, AREA, 0, teire=True) == count(board, AREA, 0)   # area: no difference
 
 
+def test_the_servers_count_the_eyes_of_stones_in_seki(tmp_path):
+    # KGS's and TYGEM's counters know no seki: a block kosumi calls seki keeps its eyes as
+    # territory in the agreed count (here Black's 27 points beside the D column), unlike
+    # count()'s Japanese seki
+    from engine.scoring import deadstones
+    game = the_game(tmp_path, record("W+16.5", rules="Japanese", komi=6.5))
+    assert game.seki_eyes
+    blocks = agreedcounts.blocks_of(game.board)
+    statuses = [deadstones.DEAD if vertex("G3", 9) in stones else
+                deadstones.SEKI if vertex("D5", 9) in stones else deadstones.ALIVE
+                for _, stones in blocks]
+    assert agreedcounts._count_statuses(game, blocks, statuses) == -16.5
+    assert explanation(game, blocks, statuses).explained
+    game.seki_eyes = False
+    assert agreedcounts._count_statuses(game, blocks, statuses) == -16.5 - 27
+
+
 def test_the_ceiling_one_labelling_explains_none_can(tmp_path):
     from engine.scoring import deadstones
     right = the_game(tmp_path, record("W+16.5"))
@@ -252,6 +269,26 @@ def test_the_flag_s_rule_is_chosen_to_catch_the_most_within_the_false_share():
     assert counts == (2, 3, 0, 10) and 16 <= rule.review_gap < 20
     with pytest.raises(ValueError, match="no explained boards"):
         agreedcounts.tune_flag([{"explained": True, "kosumi": 0, "result": 0}])
+
+
+def test_the_teire_sign_is_chosen_where_it_catches_the_one_point_boards():
+    # two wrong boards a point off hold a false eye their owner may fill, one right board of
+    # ten does; nothing else tells them apart
+    right = [dict(signs(), teire_points=int(i == 0)) for i in range(10)]
+    wrong = [dict(signs(), teire_points=1) for _ in range(2)]
+    lines = [{"explained": True, "kosumi": 1.5, "result": 1.5, "signs": x} for x in right] + \
+            [{"explained": True, "kosumi": 1.5, "result": 0.5, "signs": x} for x in wrong]
+    rule, counts = agreedcounts.tune_flag(lines, 0.10)
+    assert rule.teire and counts == (2, 2, 1, 10)
+    # measured without the review search: the rule leaves the search's gap out
+    unreviewed = [dict(line, signs=dict(line["signs"], search_gap=None)) for line in lines]
+    rule, counts = agreedcounts.tune_flag(unreviewed, 0.10)
+    assert rule.teire and counts == (2, 2, 1, 10)
+    assert not rule.flags(dict(signs(search_gap=400.0), teire_points=0))
+    # boards measured before the sign existed: it is never chosen
+    rule, counts = agreedcounts.tune_flag(
+        [dict(line, signs=signs()) for line in lines], 0.10)
+    assert not rule.teire and counts[0] == 0
 
 
 def test_a_chosen_rule_is_written_into_the_classifier_file(tmp_path):
