@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rules.board import BLACK, EMPTY, WALL, WHITE, opponent
-from engine.rules.game import area_score, empty_regions, pass_alive
+from engine.rules.board import BLACK, WALL, WHITE, opponent
+from engine.rules.game import area_score, pass_alive
 from engine.scoring import csa
-from engine.scoring.teire import must_fill
+from engine.scoring.teire import must_fill, territory, without_dead
 from engine.tactics.ladder import ladder_captured
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
@@ -192,28 +192,16 @@ def count(board, scoring, komi, captures=(0, 0), dead=(), seki=(), teire=False):
     one colour and touching no stone of `seki`, plus prisoners: `captures` (Black's, White's)
     and the dead stones; with `teire`, less the false eyes the owner must fill
     (engine/scoring/teire.py `must_fill()`)."""
-    colours = [WALL] * board.num_locs
-    for p in board.points():
-        colours[p] = board.get(p)
-    dead_count = {BLACK: 0, WHITE: 0}
-    for p in dead:
-        if colours[p] in (BLACK, WHITE):
-            for q in board.chain(p):
-                if colours[q] != EMPTY:
-                    dead_count[colours[q]] += 1
-                    colours[q] = EMPTY
+    colours, dead_count = without_dead(board, dead)
     seki = set(seki)
     stride = board.stride
-    owner_of = {}
-    for region, borders in empty_regions(board, colours):
-        if len(borders) != 1:
-            continue
-        if scoring == TERRITORY and seki and any(q in seki for p in region
-                                                 for q in (p - stride, p - 1, p + 1, p + stride)):
-            continue
-        owner = next(iter(borders))
-        for p in region:
-            owner_of[p] = owner
+
+    def counts(region):
+        # under territory rules no region touching a stone in seki is anybody's
+        return not (scoring == TERRITORY and seki and any(
+            q in seki for p in region for q in (p - stride, p - 1, p + 1, p + stride)))
+
+    owner_of = territory(board, colours, counts)
     if scoring == TERRITORY and teire:
         for p in must_fill(board, colours, owner_of):
             del owner_of[p]

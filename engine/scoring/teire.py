@@ -5,7 +5,8 @@ such a point is counted one point apart by rules with and without teire, and by 
 filled it or did not).
 
 Reading order: `must_fill()` on a board whose dead stones are off and whose territory is known;
-`teire_points()` does both from the board and the dead stones.
+`teire_points()` does both from the board and the dead stones, with `without_dead()` and
+`territory()`, which the count shares.
 """
 from engine.rules.board import BLACK, EMPTY, WALL, WHITE, opponent
 from engine.rules.game import empty_regions
@@ -43,20 +44,37 @@ def false_eye(p, owner, colours, stride):
     return enemies >= (1 if WALL in diagonals else 2)
 
 
-def teire_points(board, dead=()):
-    """must_fill() of the board with the `dead` stones (their chains) taken off, its
-    territory being the empty regions that reach one colour only."""
+def without_dead(board, dead=()):
+    """(colours, dead_count): the board's colour at every loc (WALL off the board) with the
+    chains of `dead` stones taken off (one stone marks its chain), and how many stones of each
+    colour that took off."""
     colours = [WALL] * board.num_locs
     for p in board.points():
         colours[p] = board.get(p)
+    dead_count = {BLACK: 0, WHITE: 0}
     for p in dead:
         if colours[p] in (BLACK, WHITE):
             for q in board.chain(p):
-                colours[q] = EMPTY
+                if colours[q] != EMPTY:
+                    dead_count[colours[q]] += 1
+                    colours[q] = EMPTY
+    return colours, dead_count
+
+
+def territory(board, colours, counts=lambda region: True):
+    """point -> colour of the empty regions of `colours` that reach one colour only, and for
+    which `counts(region)` holds."""
     owner_of = {}
     for region, borders in empty_regions(board, colours):
-        if len(borders) == 1:
+        if len(borders) == 1 and counts(region):
             owner = next(iter(borders))
             for p in region:
                 owner_of[p] = owner
-    return must_fill(board, colours, owner_of)
+    return owner_of
+
+
+def teire_points(board, dead=()):
+    """must_fill() of the board with the `dead` stones (their chains) taken off, its
+    territory being the empty regions that reach one colour only."""
+    colours, _ = without_dead(board, dead)
+    return must_fill(board, colours, territory(board, colours))
