@@ -41,6 +41,14 @@ development boards (TYGEM 2011, KGS 2003; 2026-11-28) counting the eyes of the b
 calls seki mends 6 boards (4 TYGEM, 2 KGS) and breaks none: they were groups with a dead stone
 inside that CSA* left alive, which the seki rule then turned into a seki without territory.
 
+The players' marks. KGS writes the count the players agreed on into the record's last node:
+TB and TW mark each side's territory, the points of the dead stones inside it included (KGS 2017
+has them on every counted game; the earlier KGS years, TYGEM and Tom have none). Where a record
+has them, CountedGame.players_dead holds the stones on the other colour's marks: the measurement
+says whether kosumi's dead stones are the players' and whether the players' count to the result
+under count()'s rules (where not, the rules differ, not the labels), and training labels take
+them first.
+
 The ceiling. A record is explained when some labelling of its blocks (alive, dead, or in seki
 under territory rules) counts to its result; the rest (players' mistakes, disputed or unfinished
 endings, a board the server counted otherwise) no scorer can get right and are counted apart.
@@ -107,6 +115,8 @@ class CountedGame:
     moves: list              # the record's moves, for GNU Go
     seki_eyes: bool = True   # territory counting gives the eyes of stones in seki to their
                              # owner, as the servers' counters do (module docstring: Seki)
+    players_dead: list = None   # the stones on the other colour's territory marks (TB/TW:
+                                # the dead stones the players agreed on), None without marks
 
     def state(self):
         """A GameState of the final board under the record's rules (CSA* reads its komi)."""
@@ -168,9 +178,13 @@ def counted_game(record):
         raise ValueError("no moves")
     if abs(result) > board.size * board.size + 200:
         raise ValueError("result not in points")
+    players_dead = None
+    if record.territory:
+        players_dead = sorted(p for colour, marked in record.territory.items() for p in marked
+                              if board.get(p) == opponent(colour))
     return CountedGame(record.name, board, to_move, scoring, rules_name, record.komi,
                        (board.captures(BLACK), board.captures(WHITE)), teire, result,
-                       record.moves)
+                       record.moves, players_dead=players_dead)
 
 
 def iter_counted(paths, counts=None, set_aside=None, skip=0, only=None):
@@ -426,6 +440,12 @@ def _vertices(board, stones):
     return " ".join(format_vertex(p, board.size) for p in sorted(stones))
 
 
+def _statuses_from(blocks, dead, seki=()):
+    """Per block: DEAD when its first stone is in dead, SEKI when in seki, else ALIVE."""
+    return [deadstones.DEAD if stones[0] in dead else
+            deadstones.SEKI if stones[0] in seki else deadstones.ALIVE for _, stones in blocks]
+
+
 def _statuses_of(assessment, blocks):
     status_of = {chain.stones[0]: chain.status for chain in assessment.chains}
     return [status_of.get(stones[0], deadstones.ALIVE) for _, stones in blocks]
@@ -457,6 +477,13 @@ def measure_game(index, game, gnugo=None, review=True, classifier=None):
     ceiling = explanation(game, blocks, statuses, kosumi)
     line.update(reachable=ceiling.reachable, explained=ceiling.explained,
                 changed_units=ceiling.changed_units, blocks=len(blocks), units=ceiling.units)
+    if game.players_dead is not None:
+        # the players' own dead stones: whether kosumi's are the same, and whether they count
+        # to the result under the record's rules (where not, the rules of the count differ)
+        theirs = _statuses_from(blocks, set(game.players_dead))
+        line.update(players_dead_agree=[s == deadstones.DEAD for s in statuses] ==
+                    [s == deadstones.DEAD for s in theirs],
+                    players_count=_count_statuses(game, blocks, theirs))
     if gnugo is not None:
         gnugo_started = time.perf_counter()
         line["gnugo"] = gnugo.score(game)
@@ -567,21 +594,23 @@ BOARD_LETTER = {EMPTY: ".", BLACK: "X", WHITE: "O"}
 
 def agreed_labelling(game, classifier=None, gnugo=None):
     """(statuses per block of blocks_of(), source, units changed) of a labelling that counts
-    to the recorded result, or None when none is found. Tried in turn: CSA*'s labels
-    ("kosumi"); GNU Go's dead and seki lists ("gnugo"); the fewest units relabelled from
-    either by explanation() ("relabelled"; from GNU Go's when both need as few). A labelling
-    is only ever taken when its count under the record's rules is the result."""
+    to the recorded result, or None when none is found. Tried in turn: the dead stones the
+    players marked ("players", records with TB/TW); CSA*'s labels ("kosumi"); GNU Go's dead
+    and seki lists ("gnugo"); the fewest units relabelled from either by explanation()
+    ("relabelled"; from GNU Go's when both need as few). A labelling is only ever taken when
+    its count under the record's rules is the result."""
     blocks = blocks_of(game.board)
+    if game.players_dead is not None:
+        theirs = _statuses_from(blocks, set(game.players_dead))
+        if abs(_count_statuses(game, blocks, theirs) - game.result) < 1e-6:
+            return theirs, "players", 0
     kosumi = _statuses_of(deadstones.assess(game.state(), classifier=classifier), blocks)
     if abs(_count_statuses(game, blocks, kosumi) - game.result) < 1e-6:
         return kosumi, "kosumi", 0
     bases = [kosumi]
     found = gnugo.statuses(game) if gnugo is not None else None
     if found is not None:
-        dead, seki = found
-        theirs = [deadstones.DEAD if stones[0] in dead else
-                  deadstones.SEKI if stones[0] in seki else deadstones.ALIVE
-                  for _, stones in blocks]
+        theirs = _statuses_from(blocks, *found)
         if abs(_count_statuses(game, blocks, theirs) - game.result) < 1e-6:
             return theirs, "gnugo", 0
         bases.insert(0, theirs)
@@ -643,6 +672,14 @@ def summarise(lines):
     wrong_explained = [r.get("changed_units", 0) for r in explained if not right(r)]
     summary["changes"] = {"1": wrong_explained.count(1), "2": wrong_explained.count(2),
                           "3+": sum(n >= 3 for n in wrong_explained)}
+    marked = [r for r in boards if "players_dead_agree" in r]
+    players_right = [abs(r["players_count"] - r["result"]) < 1e-6 for r in marked]
+    summary["marked"] = {"boards": len(marked),
+                         "dead_agree": sum(r["players_dead_agree"] for r in marked),
+                         "players_right": sum(players_right),
+                         "kosumi_right": sum(right(r) for r in marked),
+                         "only_labels_wrong": sum(ok and not right(r)
+                                                  for r, ok in zip(marked, players_right))}
     for name, pool in (("explained", explained), ("all", boards)):
         wrong = [r for r in pool if not right(r)]
         good = [r for r in pool if right(r)]
@@ -682,6 +719,14 @@ def report(paths, out=None, gnugo_from=()):
               f"reached only by the subset-sum {s['reachable_unverified']}; kosumi's wrong "
               f"explained boards come right by relabelling 1 unit: {s['changes']['1']}, 2: "
               f"{s['changes']['2']}, more: {s['changes']['3+']}", file=out)
+        marked = s["marked"]
+        if marked["boards"]:
+            print(f"marked by the players (TB/TW): {marked['boards']} boards; kosumi's dead stones "
+                  f"are theirs on {_rate(marked['dead_agree'], marked['boards'])}; theirs count to "
+                  f"the result on {_rate(marked['players_right'], marked['boards'])} (the rest: "
+                  f"the rules of the count); kosumi right on "
+                  f"{_rate(marked['kosumi_right'], marked['boards'])}, wrong only by its labels on "
+                  f"{marked['only_labels_wrong']}", file=out)
         print("| boards | kosumi exactly right | right winner | GNU Go exactly right | "
               "doubtful: wrong caught | doubtful: right flagged | without the search's review: "
               "caught | flagged |", file=out)

@@ -45,6 +45,8 @@ class GameRecord:
     date: str = ""                  # DT as written
     rules: str = ""                 # RU as written
     properties: dict = field(default_factory=dict)   # other root properties kept (PB, PW, BR, WR)
+    territory: dict = field(default_factory=dict)    # BLACK/WHITE -> [loc, ...] marked TB/TW at
+                                                     # the last node (a server's agreed count)
 
 
 @dataclass
@@ -168,8 +170,9 @@ def read_game(name, data):
         if root.has_property(prop):
             setup[colour] = sorted(from_sgfmill(point, size) for point in root.get(prop))
     moves = []
+    main_line = game.get_main_sequence()
     try:
-        for node in game.get_main_sequence()[1:]:
+        for node in main_line[1:]:
             colour, point = node.get_move()
             if colour is None:
                 if any(node.has_property(p) for p in ("AB", "AW", "AE")):
@@ -178,6 +181,13 @@ def read_game(name, data):
             moves.append((_COLOURS[colour], PASS if point is None else from_sgfmill(point, size)))
     except ValueError as error:
         raise ValueError(f"bad move or property ({error})") from None
+    territory = {}
+    try:
+        for prop, colour in (("TB", BLACK), ("TW", WHITE)):
+            if main_line[-1].has_property(prop):
+                territory[colour] = sorted(from_sgfmill(p, size) for p in main_line[-1].get(prop))
+    except ValueError:
+        territory = {}      # marks are only ever measured against: the moves stay usable
     first = moves[0][0] if moves else BLACK
     if root.has_property("PL"):
         first = {"b": BLACK, "w": WHITE, "1": BLACK, "2": WHITE}.get(
@@ -188,7 +198,8 @@ def read_game(name, data):
 
     return GameRecord(name=name, size=size, komi=komi, setup=setup, first_to_move=first,
                       moves=moves, result=text("RE"), date=text("DT"), rules=text("RU"),
-                      properties={p: text(p) for p in ("PB", "PW", "BR", "WR", "HA") if text(p)})
+                      properties={p: text(p) for p in ("PB", "PW", "BR", "WR", "HA") if text(p)},
+                      territory=territory)
 
 
 def replay(record):

@@ -28,8 +28,9 @@ FINAL = """
 """
 
 
-def record(result, rules="Chinese", komi=7.5, extra=""):
-    """A one-game SGF whose moves build FINAL (Black and White alternately), then two passes."""
+def record(result, rules="Chinese", komi=7.5, extra="", final=""):
+    """A one-game SGF whose moves build FINAL (Black and White alternately), then two passes
+    (final: properties of the last node)."""
     board = load_board(FINAL)
     black = [p for p in board.points() if board.get(p) == 1]
     white = [p for p in board.points() if board.get(p) == 2]
@@ -43,7 +44,7 @@ def record(result, rules="Chinese", komi=7.5, extra=""):
                 moves.append(f";{colour}[]")
     ru = f"RU[{rules}]" if rules else ""
     return (f"(;GM[1]FF[4]SZ[9]KM[{komi:g}]{ru}RE[{result}]{extra}" + "".join(moves) +
-            ";B[];W[])")
+            f";B[];W[]{final})")
 
 
 def write(tmp_path, name, *texts):
@@ -81,6 +82,43 @@ def test_the_reader_gives_the_final_board_rules_komi_and_captures(tmp_path):
                  record("W+16.5", extra="HA[2]"), record("W+16.5"))
     assert len(list(iter_counted([path], set_aside=set_aside))) == 1
     assert set_aside == {"resignation": 1, "time": 1, "handicap": 1}
+
+
+# KGS's marks of FINAL's count with G3 dead: TB on Black's columns A-C, TW on White's F-J,
+# G3's point included. With G3 alive White has no territory there: TB alone.
+BLACK_MARKS = "TB" + "".join(f"[{c}{r}]" for c in "abc" for r in "abcdefghi")
+MARKS = BLACK_MARKS + "TW" + "".join(f"[{c}{r}]" for c in "fghi" for r in "abcdefghi")
+
+
+def test_the_players_marked_dead_stones_are_read_and_measured(tmp_path, capsys):
+    from engine.training.sgfdata import read_game
+    text = record("W+16.5", final=MARKS)
+    marked = read_game("one.sgf", text.encode())
+    assert len(marked.territory[1]) == 27 and vertex("G3", 9) in marked.territory[2]
+    assert the_game(tmp_path, text).players_dead == [vertex("G3", 9)]
+    assert the_game(tmp_path, record("W+16.5")).players_dead is None
+    alive = the_game(tmp_path, record("B+20.5", final=BLACK_MARKS))
+    assert alive.players_dead == []
+    # the players' labels come first, and only when they count to the result
+    statuses, source, _ = agreedcounts.agreed_labelling(the_game(tmp_path, text))
+    assert source == "players" and statuses.count(agreedcounts.deadstones.DEAD) == 1
+    statuses, source, _ = agreedcounts.agreed_labelling(alive)
+    assert source == "players" and agreedcounts.deadstones.DEAD not in statuses
+    unexplained = the_game(tmp_path, record("B+20.5", final=MARKS))
+    assert agreedcounts.agreed_labelling(unexplained)[1] != "players"
+    lines = [agreedcounts.measure_game(i, game, review=False)
+             for i, game in enumerate((the_game(tmp_path, text), alive, unexplained))]
+    assert [line["players_dead_agree"] for line in lines] == [True, False, True]
+    assert [line["players_count"] for line in lines] == [-16.5, 20.5, -16.5]
+    assert agreedcounts.summarise(lines)["marked"] == {
+        "boards": 3, "dead_agree": 2, "players_right": 2, "kosumi_right": 1,
+        "only_labels_wrong": 1}
+    out = write(tmp_path, "marked.jsonl", *map(json.dumps, lines))
+    agreedcounts.report([out])
+    assert ("marked by the players (TB/TW): 3 boards; kosumi's dead stones are theirs on "
+            "2/3 (66.7%); theirs count to the result on 2/3 (66.7%)") in capsys.readouterr().out
+    # marks that do not parse are left out; the record's moves stay readable
+    assert read_game("bad.sgf", record("W+16.5", final="TB[zz]").encode()).territory == {}
 
 
 def test_counts_under_each_rule_set():
