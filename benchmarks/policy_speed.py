@@ -9,6 +9,8 @@ fresh nets of the architectures the notebook compares (docs/notebook/policy.md).
   encode    the position record (engine/nets/policy_inputs.pyx: liberties, ladders, captures)
   features  the feature planes (numpy)
   forward   the net (numpy im2col convolutions)
+  batched   the net's forward of a batch of 64 positions, per position (what `policy eval` and
+            averaging over the symmetries pay)
   total     MovePredictor.probabilities on a fresh position (no cache): what a player pays
 Times are the median of --repeats positions from a replayed 19x19 game, one BLAS thread
 (OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
@@ -46,6 +48,9 @@ ARCHITECTURES = [
 ]
 
 
+BATCH = 64          # positions in the batched column
+
+
 def positions(size, count, seed=1):
     """Game states along a random game (moves on empty points, no captures needed)."""
     rng = np.random.default_rng(seed)
@@ -72,7 +77,8 @@ def timed(function, repeats):
 
 
 def inference(nets, sizes, repeats):
-    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'forward':>8} {'total':>8}  (ms)")
+    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'forward':>8} "
+          f"{'batched':>8} {'total':>8}  (ms)")
     for name, net in nets:
         for size in sizes:
             states = positions(size, repeats)
@@ -86,6 +92,8 @@ def inference(nets, sizes, repeats):
             feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
             it = iter(planes)
             forward = timed(lambda: net.forward(next(it)), repeats)
+            batch = np.concatenate((planes * (BATCH // len(planes) + 1))[:BATCH])
+            batched = timed(lambda: net.forward(batch), 3) / BATCH
             it = iter(states)
 
             def fresh_position():
@@ -93,7 +101,7 @@ def inference(nets, sizes, repeats):
                 predictor.probabilities(next(it))
             total = timed(fresh_position, repeats)
             print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
-                  f"{forward:8.2f} {total:8.2f}")
+                  f"{forward:8.2f} {batched:8.2f} {total:8.2f}")
 
 
 def training(data, seconds):

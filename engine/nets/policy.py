@@ -166,6 +166,10 @@ class PolicyNet:
     def forward(self, planes, keep=False):
         """Logits (B, S*S + 1), the points row by row then pass, of feature planes
         (B, planes, S, S). keep: also return what backward() needs."""
+        if not keep and len(planes) > 1:
+            # one position at a time: its im2col columns stay small enough for the allocator to
+            # reuse, where a batch's fresh pages cost more than the batched products save
+            return np.concatenate([self.forward(planes[i:i + 1]) for i in range(len(planes))])
         x = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
         batch, size = x.shape[0], x.shape[1]
         p, cache = self.params, {"input_shape": x.shape}

@@ -123,6 +123,14 @@ def test_gradient_matches_finite_differences(architecture, feature_set):
             assert abs((plus - minus) / 2e-6 - grads[name][index]) < 1e-4, (name, index)
 
 
+@pytest.mark.parametrize("architecture,feature_set", SMALL_NETS)
+def test_inference_one_position_at_a_time_is_the_batched_pass(architecture, feature_set):
+    net = trained_like(architecture, feature_set)
+    x = np.random.default_rng(2).random((5, net.feature_set.planes, 7, 7))
+    batched, _ = net.forward(x, keep=True)
+    assert np.allclose(net.forward(x), batched, atol=1e-5)
+
+
 def trained_like(architecture, feature_set, seed=5):
     """A net with random weights of some size, so that its outputs differ from point to point."""
     net = PolicyNet(architecture, feature_set, seed=seed)
