@@ -673,13 +673,11 @@ def summarise(lines):
     summary["changes"] = {"1": wrong_explained.count(1), "2": wrong_explained.count(2),
                           "3+": sum(n >= 3 for n in wrong_explained)}
     marked = [r for r in boards if "players_dead_agree" in r]
-    players_right = [abs(r["players_count"] - r["result"]) < 1e-6 for r in marked]
+    explained_by_players = [r for r in marked if abs(r["players_count"] - r["result"]) < 1e-6]
     summary["marked"] = {"boards": len(marked),
                          "dead_agree": sum(r["players_dead_agree"] for r in marked),
-                         "players_right": sum(players_right),
-                         "kosumi_right": sum(right(r) for r in marked),
-                         "only_labels_wrong": sum(ok and not right(r)
-                                                  for r, ok in zip(marked, players_right))}
+                         "players_right": len(explained_by_players),
+                         "kosumi_right": sum(map(right, explained_by_players))}
     for name, pool in (("explained", explained), ("all", boards)):
         wrong = [r for r in pool if not right(r)]
         good = [r for r in pool if right(r)]
@@ -724,9 +722,8 @@ def report(paths, out=None, gnugo_from=()):
             print(f"marked by the players (TB/TW): {marked['boards']} boards; kosumi's dead stones "
                   f"are theirs on {_rate(marked['dead_agree'], marked['boards'])}; theirs count to "
                   f"the result on {_rate(marked['players_right'], marked['boards'])} (the rest: "
-                  f"the rules of the count); kosumi right on "
-                  f"{_rate(marked['kosumi_right'], marked['boards'])}, wrong only by its labels on "
-                  f"{marked['only_labels_wrong']}", file=out)
+                  f"the rules of the count), and on those kosumi is right on "
+                  f"{_rate(marked['kosumi_right'], marked['players_right'])}", file=out)
         print("| boards | kosumi exactly right | right winner | GNU Go exactly right | "
               "doubtful: wrong caught | doubtful: right flagged | without the search's review: "
               "caught | flagged |", file=out)

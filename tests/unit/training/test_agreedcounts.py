@@ -111,12 +111,12 @@ def test_the_players_marked_dead_stones_are_read_and_measured(tmp_path, capsys):
     assert [line["players_dead_agree"] for line in lines] == [True, False, True]
     assert [line["players_count"] for line in lines] == [-16.5, 20.5, -16.5]
     assert agreedcounts.summarise(lines)["marked"] == {
-        "boards": 3, "dead_agree": 2, "players_right": 2, "kosumi_right": 1,
-        "only_labels_wrong": 1}
+        "boards": 3, "dead_agree": 2, "players_right": 2, "kosumi_right": 1}
     out = write(tmp_path, "marked.jsonl", *map(json.dumps, lines))
     agreedcounts.report([out])
     assert ("marked by the players (TB/TW): 3 boards; kosumi's dead stones are theirs on "
-            "2/3 (66.7%); theirs count to the result on 2/3 (66.7%)") in capsys.readouterr().out
+            "2/3 (66.7%); theirs count to the result on 2/3 (66.7%) (the rest: the rules of the "
+            "count), and on those kosumi is right on 1/2 (50.0%)") in capsys.readouterr().out
     # marks that do not parse are left out; the record's moves stay readable
     assert read_game("bad.sgf", record("W+16.5", final="TB[zz]").encode()).territory == {}
 
