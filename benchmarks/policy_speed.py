@@ -92,7 +92,7 @@ def inference(nets, sizes, repeats):
             feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
             it = iter(planes)
             forward = timed(lambda: net.forward(next(it)), repeats)
-            batch = np.concatenate((planes * (BATCH // len(planes) + 1))[:BATCH])
+            batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
             batched = timed(lambda: net.forward(batch), 3) / BATCH
             it = iter(states)
 
