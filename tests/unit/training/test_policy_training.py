@@ -110,6 +110,9 @@ def test_history_boards_stop_at_the_games_start(tmp_path):
     assert list(own[:2]) == [1, 1] and moves[0] == 4 * 9 + 4
 
 
+needs_torch = pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+
+
 def small_settings(**changes):
     values = dict(kind="conv", channels=16, layers=3, first_kernel=5, batch_size=16,
                   learning_rate="0.02@0", steps=150, seed=3)
@@ -143,7 +146,7 @@ def _loc(sgf_point):
 
 @pytest.mark.parametrize("backend", [
     "numpy",
-    pytest.param("torch", marks=pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed"))])
+    pytest.param("torch", marks=needs_torch)])
 def test_a_stopped_run_resumes_exactly(tmp_path, backend):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
@@ -190,7 +193,7 @@ def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+@needs_torch
 def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
@@ -204,7 +207,7 @@ def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
         np.testing.assert_allclose(runs[0], runs[1], rtol=1e-3, atol=1e-5)
 
 
-@pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
+@needs_torch
 def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
