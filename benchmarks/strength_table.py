@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sgfmill import sgf  # noqa: E402
 
-from engine.tools.match import wilson_interval  # noqa: E402
+from engine.tools.match_summary import wilson_interval  # noqa: E402
 
 LABEL = re.compile(r"\((A|B)\)\s*$")
 

@@ -11,8 +11,8 @@ from sgfmill import boards, sgf
 
 from engine.tools import match
 from engine.tools.gtp_client import find_gnugo
-from engine.tools.match import (DOUBTFUL_MARK, IllegalMove, MatchConfig, RulesBoard, elo_difference,
-                                format_summary, run_match, wilson_interval)
+from engine.tools.match import DOUBTFUL_MARK, IllegalMove, MatchConfig, RulesBoard, run_match
+from engine.tools.match_summary import elo_difference, format_summary, wilson_interval
 
 GNUGO = find_gnugo()
 needs_gnugo = pytest.mark.skipif(GNUGO is None,
