@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.rules.board import BLACK, WHITE, Board
 from engine.rules.coords import board_points
-from engine.scoring import csa
+from engine.scoring import counting, csa, csa_features
 
 VALIDATION_SHARE = 0.15      # boards held back from fitting to pick each step's best epoch
 # Which blocks the classifier learns. "relevant" is the paper's learning task (section 3.1): the
@@ -30,7 +30,7 @@ WEIGHT_DECAY = 1e-4
 class Example:
     record: dict
     board: Board
-    features: csa.BlockFeatures
+    features: csa_features.BlockFeatures
     dead: set           # true dead blocks
     classify: list      # blocks the learning task covers (indices into features.blocks)
     targets: np.ndarray  # 1 alive / 0 dead for `classify`
@@ -53,7 +53,7 @@ def examples(records, blocks="all"):
         if record.get("abandoned"):
             continue
         board = board_of(record)
-        features = csa.BlockFeatures(board)
+        features = csa_features.BlockFeatures(board)
         points = board_points(record["size"])
         label_at = dict(zip(points, record["labels"]))
         dead = {b.index for b in features.blocks if label_at[next(iter(b.stones))] == "d"}
@@ -130,7 +130,7 @@ def fit_mlp(x, y, x_val, y_val, hidden, epochs, rng, batch_size=None):
 def _stack(batch, matrices):
     xs = [m[e.classify] for e, m in zip(batch, matrices) if e.classify]
     ys = [e.targets for e in batch if e.classify]
-    width = matrices[0].shape[1] if matrices else csa.NUM_BASE
+    width = matrices[0].shape[1] if matrices else csa_features.NUM_BASE
     return (np.vstack(xs) if xs else np.zeros((0, width)),
             np.concatenate(ys) if ys else np.zeros(0))
 
@@ -222,12 +222,12 @@ def evaluate(records, classifier, ownership_evaluator=None, review=True):
         for k, predictions in enumerate(step_predictions):
             dead = csa.dead_blocks_from(e.features, predictions)
             stones = [s for b in dead for s in e.features.blocks[b].stones]
-            flood = csa.score_by_flood_fill(e.board, komi, stones)
+            flood = counting.score_by_flood_fill(e.board, komi, stones)
             name = "CSA* direct" if k == 0 else f"CSA* step {k + 1}"
             right = tally(name, flood, truth)
             if k == len(step_predictions) - 1:
                 result = csa.CsaResult(e.features, step_predictions, dead, flood,
-                                       csa.score_by_distance(e.board, komi, stones),
+                                       counting.score_by_distance(e.board, komi, stones),
                                        csa.search_count(e.board, komi) if review else None,
                                        classifier.doubt_rule)
                 doubtful = result.doubtful

@@ -8,7 +8,7 @@ import pytest
 
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import GameState, Rules
-from engine.scoring import csa, deadstones
+from engine.scoring import counting, csa, csa_features, deadstones
 from tests.diagrams import load_board, vertex, vertices
 from tests.paths import DATA
 
@@ -16,7 +16,7 @@ FIXED_SET = DATA / "csa_fixed_set.jsonl"
 
 
 def features_of(diagram):
-    return csa.BlockFeatures(load_board(diagram))
+    return csa_features.BlockFeatures(load_board(diagram))
 
 
 def block_at(features, text):
@@ -25,7 +25,7 @@ def block_at(features, text):
 
 def feature(features, text, name, predictions=None):
     row = features.features(predictions)[block_at(features, text).index]
-    names = csa.BASE_FEATURES + csa.RECURSIVE_FEATURES
+    names = csa_features.BASE_FEATURES + csa_features.RECURSIVE_FEATURES
     return row[names.index(name)]
 
 
@@ -42,12 +42,12 @@ def test_split_points_are_the_points_that_cut_their_3x3_window():
     stones = frozenset(board.chain(vertex("A4", 5)))
     # A4-B4-C4 / C3 / C2-D2: B4, C4 (its west and south are joined only through B3, empty), C3
     # and C2 each hold the set together inside their window; the ends A4 and D2 do not.
-    assert csa._split_points(stones, board.stride) == 4
+    assert csa_features._split_points(stones, board.stride) == 4
     square = frozenset(vertices("A1 B1 A2 B2", 5))
-    assert csa._split_points(square, board.stride) == 0
+    assert csa_features._split_points(square, board.stride) == 0
     # A corner point joined to both neighbours through the diagonal is no split point.
     corner = frozenset(vertices("A1 B1 A2 B2 C1", 5))
-    assert csa._split_points(corner, board.stride) == 1   # B1: C1 hangs on it alone
+    assert csa_features._split_points(corner, board.stride) == 1   # B1: C1 hangs on it alone
 
 
 def test_liberties_of_first_second_and_third_order_and_protected_liberties():
@@ -243,7 +243,7 @@ def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_
         . X O . .
         . X O . .
     """)
-    assert csa.score_by_flood_fill(settled, 0.5) == csa.score_by_distance(settled, 0.5) == -5.5
+    assert counting.score_by_flood_fill(settled, 0.5) == counting.score_by_distance(settled, 0.5) == -5.5
     open_board = load_board("""
         . . . . .
         . X . . .
@@ -251,8 +251,8 @@ def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_
         . . . O .
         . . . . .
     """)
-    assert csa.score_by_flood_fill(open_board, 0) == 0          # everything touches both
-    assert csa.score_by_distance(open_board, 0) == 0            # symmetric: equally shared
+    assert counting.score_by_flood_fill(open_board, 0) == 0          # everything touches both
+    assert counting.score_by_distance(open_board, 0) == 0            # symmetric: equally shared
     lopsided = load_board("""
         . . . . .
         . X . . .
@@ -260,8 +260,8 @@ def test_flood_fill_and_distance_agree_on_a_settled_board_and_differ_on_an_open_
         . . . . .
         . . . . O
     """)
-    assert csa.score_by_flood_fill(lopsided, 0) == 0
-    assert csa.score_by_distance(lopsided, 0) > 0
+    assert counting.score_by_flood_fill(lopsided, 0) == 0
+    assert counting.score_by_distance(lopsided, 0) > 0
 
 
 TWO_WALLS = """
@@ -275,7 +275,7 @@ TWO_WALLS = """
 
 def test_the_board_is_doubtful_when_the_cascade_steps_disagree_on_a_block():
     board = load_board(TWO_WALLS)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     steady = [np.array([0.95, 0.9]), np.array([0.97, 0.92])]
     result = csa.CsaResult(features, steady, [], -0.5, -0.5)
     assert not result.counts_differ and not result.uncertain
@@ -294,7 +294,7 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
         . O . O .
         . O . O .
     """)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     assert all(features.pass_alive)
     wavering = [np.full(2, 0.95), np.full(2, 0.05), np.full(2, 0.95)]
     assert not csa.CsaResult(features, wavering, [], 0.0, 0.0).changed_mind
@@ -304,7 +304,7 @@ def test_benson_decided_blocks_do_not_make_the_board_doubtful():
 
 def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_away():
     board = load_board(TWO_WALLS)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     steady = [np.array([0.95, 0.9])]
     assert not csa.CsaResult(features, steady, [], -0.5, -0.5).search_disagrees   # not reviewed
     near = csa.CsaResult(features, steady, [], -0.5, -0.5, -0.5 + csa.REVIEW_GAP)
@@ -315,7 +315,7 @@ def test_the_search_review_makes_a_board_doubtful_only_when_its_count_is_far_awa
 
 def test_a_doubt_rule_sets_each_check_s_threshold():
     board = load_board(TWO_WALLS)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     wavering = [np.array([0.95, 0.9]), np.array([0.1, 0.92]), np.array([0.7, 0.92])]
     # counts 3 points apart, a block at 0.7 (0.2 from 0.5), steps that changed their mind, a
     # search 12 points away
@@ -350,7 +350,7 @@ def test_a_false_eye_its_owner_may_have_to_fill_makes_the_board_doubtful_where_t
         X X O . O
         . O . O .
     """)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     sure = [np.array([0.99] * len(features.blocks))]
     plain = csa.CsaResult(features, sure, [], 0.0, 0.0)
     assert plain.doubt_signs()["teire_points"] == 1
@@ -569,7 +569,7 @@ def test_no_seki_when_the_living_block_kills_by_sacrifice():
         O O X X O O . O X
         O X X X O O . X .
     """)
-    features = csa.BlockFeatures(board)
+    features = csa_features.BlockFeatures(board)
     predictions = np.array([0.0 if block.colour == BLACK else 1.0 for block in features.blocks])
     dead = set(csa.dead_blocks_from(features, predictions))
     assert block_at(features, "C4").index in dead
@@ -580,7 +580,7 @@ def test_no_seki_when_the_living_block_can_first_take_another_dead_block():
     # Black's second line and White's first line share A1 and J1 and nothing else: a seki while
     # White's third line lives. If the third line is dead, Black takes it, gains liberties and
     # then captures the first line: no seki.
-    features = csa.BlockFeatures(load_board("""
+    features = csa_features.BlockFeatures(load_board("""
         . . . . . . . . .
         . . . . . . . . .
         . . . . . . . . .
@@ -682,7 +682,7 @@ def small_classifier(steps=2, hidden=3, seed=0):
     rng = np.random.default_rng(seed)
     made = []
     for k in range(steps):
-        inputs = csa.NUM_BASE if k == 0 else csa.NUM_RECURSIVE
+        inputs = csa_features.NUM_BASE if k == 0 else csa_features.NUM_RECURSIVE
         made.append({"mean": rng.normal(size=inputs), "scale": np.ones(inputs),
                      "w1": rng.normal(size=(inputs, hidden)), "b1": np.zeros(hidden),
                      "w2": rng.normal(size=hidden), "b2": np.array(0.0)})
@@ -694,10 +694,10 @@ def test_a_saved_classifier_loads_back_identically(tmp_path):
     classifier = small_classifier()
     classifier.save(path, {"games_trained": 0})
     loaded = csa.Classifier.load(path)
-    x = np.ones((2, csa.NUM_BASE))
+    x = np.ones((2, csa_features.NUM_BASE))
     assert np.allclose(csa.Classifier.forward(loaded.steps[0], x),
                        csa.Classifier.forward(classifier.steps[0], x))
-    assert loaded.metadata["feature_version"] == csa.FEATURE_VERSION
+    assert loaded.metadata["feature_version"] == csa_features.FEATURE_VERSION
 
 
 def rewrite(path, out, change):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from engine.rules.coords import board_points
-from engine.scoring import csa
+from engine.scoring import counting
 from engine.tools.gtp_client import find_gnugo
 from engine.training.csatrain import board_of, examples
 from engine.training.scoredata import generate, parse_mix, read_records, relabel
@@ -57,7 +57,7 @@ def assert_labelled_consistently(record):
     # The recorded score is the flood-fill count with the labelled dead blocks taken off.
     board = board_of(record)
     dead = [p for p, label in zip(board_points(9), record["labels"]) if label == "d"]
-    assert csa.score_by_flood_fill(board, record["komi"], dead) == record["score"]
+    assert counting.score_by_flood_fill(board, record["komi"], dead) == record["score"]
     # Labels belong to whole blocks.
     example = examples([record])[0]
     for block in example.features.blocks:
