@@ -122,14 +122,19 @@ def build_engine(args):
     from engine.gtp.protocol import GtpError
     from engine.play.player import Player
     from engine.play.search_player import SearchPlayer, load_prior_evaluator
+    from engine.rules.game import SYMMETRIES
     args = resolve_player(args)
     player_settings, search_settings = engine_settings(args)
     evaluator = make_evaluator(args, player_settings)
     one_ply = Player(evaluator, player_settings)
     searching = args.search == "mcts" and args.player != "policy"
-    predictor = load_predictor(args.policy, player_settings.policy_symmetries) \
-        if searching and search_settings.policy_prior != "off" or args.player == "policy" \
-        else None
+    prior_symmetries = player_settings.policy_symmetries or 1
+    if args.player == "policy":
+        predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES)
+    elif searching and search_settings.policy_prior != "off":
+        predictor = load_predictor(args.policy, prior_symmetries)
+    else:
+        predictor = None
 
     def analysis_searcher():
         # kosumi-search beside a player that does not search: the tree --search mcts would
@@ -137,9 +142,10 @@ def build_engine(args):
         # eight times the cost a node), with the same settings
         try:
             prior = load_prior_evaluator(args.weights) if args.evaluator == "net" else evaluator
-            policy = predictor
-            if policy is None and search_settings.policy_prior != "off":
-                policy = load_predictor(args.policy, player_settings.policy_symmetries)
+            policy = None
+            if search_settings.policy_prior != "off":
+                policy = predictor.twin(prior_symmetries) if predictor is not None \
+                    else load_predictor(args.policy, prior_symmetries)
         except (OSError, ValueError) as error:
             raise GtpError(f"cannot load the search's nets: {error}") from None
         return SearchPlayer(prior, search_settings, player_settings, policy)

@@ -57,8 +57,10 @@ class MovePredictor:
         net, metadata = load_policy(path)
         return cls(net, symmetries, metadata)
 
-    def twin(self):
-        return MovePredictor(self.net, self.symmetries, self.metadata)
+    def twin(self, symmetries=None):
+        """A predictor of its own (cache, encoder) over the same net, averaging over
+        `symmetries` (default: as many as this one)."""
+        return MovePredictor(self.net, symmetries or self.symmetries, self.metadata)
 
     def records(self, state, colour):
         """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""

@@ -80,9 +80,11 @@ class PlayerSettings:
     policy_temperature: float = setting(
         0.0, "--player policy: 0 plays the net's top move; T > 0 draws a move with probability "
         "proportional to p^(1/T)", minimum=0, metavar="T")
-    policy_symmetries: int = setting(
-        1, "average the policy net over N of the board's 8 symmetries, at N times the cost",
-        minimum=1, maximum=8, startup=True, metavar="N")
+    policy_symmetries: Optional[int] = setting(
+        None, "average the policy net over N of the board's 8 rotations and reflections, at N "
+        "times the cost (auto: 8 for --player policy, whose one pass a move is cheap; 1 for the "
+        "search's prior, which asks the net at every new node)", kind=int, minimum=1, maximum=8,
+        none="auto", startup=True, metavar="N")
 
 
 @dataclass

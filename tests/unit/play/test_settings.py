@@ -190,6 +190,19 @@ def test_every_player_is_a_move_player_holding_the_engines_settings():
     assert not isinstance(UniformEvaluator(), MovePlayer)
 
 
+def test_the_policy_player_averages_eight_symmetries_and_the_prior_one_unless_told():
+    def symmetries(*options):
+        engine = build_engine(build_parser().parse_args(["--evaluator", "uniform", *options]))
+        prior = engine._searcher().predictor
+        return engine.player.predictor.symmetries, prior.symmetries
+    assert symmetries("--player", "policy") == (8, 1)
+    assert symmetries("--player", "policy", "--policy-symmetries", "2") == (2, 2)
+    engine = build_engine(build_parser().parse_args(["--evaluator", "uniform", "--search", "mcts"]))
+    assert engine.player.predictor.symmetries == 1
+    assert ask(session_for(["--evaluator", "uniform"])[1],
+               "kosumi-get-param policy_symmetries") == "auto"
+
+
 def test_a_parameter_changed_at_run_time_reaches_the_next_search():
     engine, session = session_for([*UNIFORM, "--search", "mcts", "--playouts", "300"])
     ask(session, "boardsize 9")
