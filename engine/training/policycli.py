@@ -7,8 +7,9 @@
     kosumi-train policy train --resume RUN --data DATA_DIR... [--steps N]
         a training run (engine/training/policytrain.py): checkpoints, resume after a kill,
         evaluation on held-out data, a progress bar; weights in RUN/weights.npz and RUN/best.npz
-    kosumi-train policy eval --weights W --sgf PATH... [--games N] [--json OUT]
-        top-1 and top-5 accuracy and the mean log-loss over every position of the games
+    kosumi-train policy eval --weights W --sgf PATH... [--games N] [--stretch MOVES] [--json OUT]
+        top-1 and top-5 accuracy and the mean log-loss over every position of the games, in all
+        and by move number (moves 1-50, 51-100, ...: where in the game the net is weak)
     kosumi-train policy plot RUN... [--out PNG]    (or kosumi-train plot RUN...)
         loss and accuracy curves of runs
 """
@@ -29,7 +30,7 @@ from engine.nets.weights import WeightFileError
 from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policytrain import (LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
-                                         accuracy)
+                                         move_ranks, summarise_ranks)
 
 
 def _add_settings(parser):
@@ -80,6 +81,8 @@ def build_parser():
     evaluate.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
                           metavar="N", help="average the net over N of the board's 8 symmetries, "
                           "as --policy-symmetries does in play (default 1)")
+    evaluate.add_argument("--stretch", type=int, default=50, metavar="MOVES",
+                          help="the accuracy by move number in stretches of MOVES (default 50)")
     evaluate.add_argument("--json", help="also write the result as JSON here")
 
     plot = commands.add_parser("plot", help="training curves")
@@ -109,6 +112,8 @@ def _train(args, parser):
 
 
 def _eval(args, parser):
+    if args.stretch < 1:
+        parser.error(f"--stretch must be a positive number of moves, not {args.stretch}")
     try:
         net, _ = load_policy(args.weights)
         with tempfile.TemporaryDirectory(prefix="kosumi-policy-eval-") as scratch:
@@ -118,14 +123,24 @@ def _eval(args, parser):
             dataset = PolicyDataset([scratch])
             scores = functools.partial(symmetric_log_probabilities, net.forward,
                                        symmetries=args.symmetries)
-            result = accuracy(scores, dataset, net.feature_set.name, np.arange(dataset.positions))
+            indices = np.arange(dataset.positions)
+            ranks, log_probabilities = move_ranks(scores, dataset, net.feature_set.name, indices)
+            stretches = (dataset.move_numbers(indices) - 1) // args.stretch
     except (ValueError, DataError, WeightFileError) as error:
         parser.error(str(error))
+    result = summarise_ranks(ranks, log_probabilities)
     result["games"] = manifest["games"]
     result["symmetries"] = args.symmetries
     result["skipped"] = sum(manifest["skipped"].values())
+    result["by_move_number"] = [
+        {"first": int(n) * args.stretch + 1, "last": (int(n) + 1) * args.stretch,
+         **summarise_ranks(ranks[stretches == n], log_probabilities[stretches == n])}
+        for n in np.unique(stretches)]
     print(f"top1 {result['top1']:.4f}  top5 {result['top5']:.4f}  log_loss {result['log_loss']:.4f}  "
           f"positions {result['positions']}  games {result['games']}  skipped {result['skipped']}")
+    for part in result["by_move_number"]:
+        print(f"  moves {part['first']:>3}-{part['last']:<3}  top1 {part['top1']:.4f}  "
+              f"top5 {part['top5']:.4f}  log_loss {part['log_loss']:.4f}  positions {part['positions']}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

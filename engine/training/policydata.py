@@ -195,6 +195,15 @@ class PolicyDataset:
             moves[row], own[row] = shard_moves[local], shard_own[local]
         return records, moves, own
 
+    def move_numbers(self, indices):
+        """The number in its game (1: the first move) of the move played at each position."""
+        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
+        numbers = np.empty(len(indices), np.int64)
+        for row, (index, shard_index) in enumerate(zip(indices, shard_of)):
+            local = int(index - self.offsets[shard_index])
+            numbers[row] = local - int(self.shards[shard_index][3][local]) + 1
+        return numbers
+
     def batch(self, feature_set_name, indices, symmetry=0):
         """(planes float32 (B, planes, S, S), moves int64 (B,)) of the positions, under a board
         symmetry."""

@@ -279,23 +279,32 @@ def make_backend(name, net, settings, threads=None, precision="fp32"):
     raise ValueError(f"unknown backend {name!r}: choose auto, torch or numpy")
 
 
-def accuracy(logits_of, dataset, feature_set_name, indices, batch_size=256):
-    """{"top1", "top5", "log_loss", "positions"} of a net (logits_of: planes -> logits) over the
-    dataset's positions at indices, as the players made them (no symmetry)."""
-    top1 = top5 = 0
-    loss = 0.0
+def move_ranks(logits_of, dataset, feature_set_name, indices, batch_size=256):
+    """(ranks, log_probabilities) of the moves played at the dataset's positions at indices, as
+    the players made them (no symmetry): rank 0 is the net's top move."""
+    ranks = np.empty(len(indices), np.int64)
+    log_probabilities = np.empty(len(indices))
     for start in range(0, len(indices), batch_size):
         chunk = indices[start:start + batch_size]
         planes, moves = dataset.batch(feature_set_name, chunk)
         logits = np.asarray(logits_of(planes), np.float64)
-        probabilities = softmax(logits)
         rows = np.arange(len(moves))
-        loss -= float(np.log(np.maximum(probabilities[rows, moves], 1e-30)).sum())
-        ranks = (logits > logits[rows, moves][:, None]).sum(axis=1)
-        top1 += int((ranks == 0).sum())
-        top5 += int((ranks < 5).sum())
-    count = len(indices)
-    return {"top1": top1 / count, "top5": top5 / count, "log_loss": loss / count, "positions": count}
+        log_probabilities[start:start + len(chunk)] = \
+            np.log(np.maximum(softmax(logits)[rows, moves], 1e-30))
+        ranks[start:start + len(chunk)] = (logits > logits[rows, moves][:, None]).sum(axis=1)
+    return ranks, log_probabilities
+
+
+def summarise_ranks(ranks, log_probabilities):
+    """{"top1", "top5", "log_loss", "positions"} of move_ranks()' result (or a part of it)."""
+    return {"top1": float((ranks == 0).mean()), "top5": float((ranks < 5).mean()),
+            "log_loss": float(-log_probabilities.mean()), "positions": len(ranks)}
+
+
+def accuracy(logits_of, dataset, feature_set_name, indices, batch_size=256):
+    """{"top1", "top5", "log_loss", "positions"} of a net (logits_of: planes -> logits) over the
+    dataset's positions at indices."""
+    return summarise_ranks(*move_ranks(logits_of, dataset, feature_set_name, indices, batch_size))
 
 
 def evaluation_indices(dataset, count, seed=12345):

@@ -244,6 +244,15 @@ def test_policy_eval_on_a_fixed_set(tmp_path, capsys):
     assert 7 / 12 - 0.01 <= result["top1"] <= 1 and result["top5"] >= result["top1"]
     assert result["log_loss"] > 0
     assert "top1" in capsys.readouterr().out
+    # by move number: the fixed opening (moves 1-7) against the random tails (8-12)
+    assert kosumi_train(["policy", "eval", "--weights", str(tmp_path / "run" / "weights.npz"),
+                         "--sgf", str(held_out), "--size", "9", "--stretch", "7",
+                         "--json", str(tmp_path / "r7.json")]) == 0
+    opening, tail = json.loads((tmp_path / "r7.json").read_text())["by_move_number"]
+    assert (opening["first"], opening["last"], opening["positions"]) == (1, 7, 4 * 7)
+    assert (tail["first"], tail["last"], tail["positions"]) == (8, 14, 4 * 5)
+    assert opening["top1"] == 1 and tail["top1"] < 0.5
+    assert "moves   8-14" in capsys.readouterr().out
     # averaged over the 8 symmetries, as --policy-symmetries 8 plays
     assert kosumi_train(["policy", "eval", "--weights", str(tmp_path / "run" / "weights.npz"),
                          "--sgf", str(held_out), "--size", "9", "--symmetries", "8",
