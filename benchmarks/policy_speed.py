@@ -11,7 +11,9 @@ fresh nets of the architectures the notebook compares (docs/notebook/policy.md).
   forward   the net (numpy im2col convolutions)
   batched   the net's forward of a batch of 64 positions, per position (what `policy eval` and
             averaging over the symmetries pay)
-  total     MovePredictor.probabilities on a fresh position (no cache): what a player pays
+  total     MovePredictor.probabilities on a fresh position (no cache): what the search's prior
+            pays a node
+  total x8  the same averaged over the 8 symmetries: what the policy player pays a move
 Times are the median of --repeats positions from a replayed 19x19 game, one BLAS thread
 (OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
 
@@ -34,7 +36,7 @@ import numpy as np  # noqa: E402
 from engine.nets.policy import PolicyNet, load_policy  # noqa: E402
 from engine.nets.policy_features import features  # noqa: E402
 from engine.nets.predictor import MovePredictor  # noqa: E402
-from engine.rules.game import GameState, Rules  # noqa: E402
+from engine.rules.game import SYMMETRIES, GameState, Rules  # noqa: E402
 
 ARCHITECTURES = [
     ("sn2008 k9", {"kind": "sn2008", "hidden": 15, "kernel": 9, "boards": 5}, "sn2008"),
@@ -78,7 +80,7 @@ def timed(function, repeats):
 
 def inference(nets, sizes, repeats):
     print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'forward':>8} "
-          f"{'batched':>8} {'total':>8}  (ms)")
+          f"{'batched':>8} {'total':>8} {'total x8':>9}  (ms)")
     for name, net in nets:
         for size in sizes:
             states = positions(size, repeats)
@@ -94,14 +96,15 @@ def inference(nets, sizes, repeats):
             forward = timed(lambda: net.forward(next(it)), repeats)
             batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
             batched = timed(lambda: net.forward(batch), 3) / BATCH
-            it = iter(states)
 
-            def fresh_position():
+            def fresh_position(predictor, states):
                 predictor.cache.clear()
-                predictor.probabilities(next(it))
-            total = timed(fresh_position, repeats)
+                predictor.probabilities(next(states))
+            total = timed(lambda states=iter(states): fresh_position(predictor, states), repeats)
+            averaged = MovePredictor(net, SYMMETRIES)
+            total8 = timed(lambda states=iter(states): fresh_position(averaged, states), repeats)
             print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
-                  f"{forward:8.2f} {batched:8.2f} {total:8.2f}")
+                  f"{forward:8.2f} {batched:8.2f} {total:8.2f} {total8:9.2f}")
 
 
 def training(data, seconds):
