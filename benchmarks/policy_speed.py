@@ -97,12 +97,15 @@ def inference(nets, sizes, repeats):
             batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
             batched = timed(lambda: net.forward(batch), 3) / BATCH
 
-            def fresh_position(predictor, states):
-                predictor.cache.clear()
-                predictor.probabilities(next(states))
-            total = timed(lambda states=iter(states): fresh_position(predictor, states), repeats)
-            averaged = MovePredictor(net, SYMMETRIES)
-            total8 = timed(lambda states=iter(states): fresh_position(averaged, states), repeats)
+            def fresh_positions(predictor):
+                remaining = iter(states)
+
+                def one():
+                    predictor.cache.clear()
+                    predictor.probabilities(next(remaining))
+                return one
+            total = timed(fresh_positions(predictor), repeats)
+            total8 = timed(fresh_positions(MovePredictor(net, SYMMETRIES)), repeats)
             print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
                   f"{forward:8.2f} {batched:8.2f} {total:8.2f} {total8:9.2f}")
 

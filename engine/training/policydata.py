@@ -179,16 +179,20 @@ class PolicyDataset:
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
         self.positions = int(self.offsets[-1])
 
+    def _locate(self, indices):
+        """(shard's arrays, index in the shard) of each global position index."""
+        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
+        return [(self.shards[shard], int(index - self.offsets[shard]))
+                for index, shard in zip(indices, shard_of)]
+
     def gather(self, indices, history):
         """(records (B, history + 1, RECORD_PLANES, S*S), moves, own) of global position indices."""
         points = self.size * self.size
         records = np.zeros((len(indices), history + 1, RECORD_PLANES, points), np.uint8)
         moves = np.empty(len(indices), np.int64)
         own = np.empty(len(indices), np.uint8)
-        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
-        for row, (index, shard_index) in enumerate(zip(indices, shard_of)):
-            shard_records, shard_moves, shard_own, shard_start = self.shards[shard_index]
-            local = int(index - self.offsets[shard_index])
+        for row, (shard, local) in enumerate(self._locate(indices)):
+            shard_records, shard_moves, shard_own, shard_start = shard
             first = int(shard_start[local])
             for t in range(min(history, local - first) + 1):
                 records[row, t] = shard_records[local - t]
@@ -197,12 +201,8 @@ class PolicyDataset:
 
     def move_numbers(self, indices):
         """The number in its game (1: the first move) of the move played at each position."""
-        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
-        numbers = np.empty(len(indices), np.int64)
-        for row, (index, shard_index) in enumerate(zip(indices, shard_of)):
-            local = int(index - self.offsets[shard_index])
-            numbers[row] = local - int(self.shards[shard_index][3][local]) + 1
-        return numbers
+        return np.array([local - int(shard[3][local]) + 1 for shard, local in self._locate(indices)],
+                        np.int64)
 
     def batch(self, feature_set_name, indices, symmetry=0):
         """(planes float32 (B, planes, S, S), moves int64 (B,)) of the positions, under a board
