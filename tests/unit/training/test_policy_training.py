@@ -228,6 +228,34 @@ def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
             [tmp_path / "data"], backend_name="numpy", progress=False, precision="bf16")
 
 
+@needs_torch
+def test_bfloat16_on_a_cpu_that_only_emulates_it_warns(monkeypatch, capsys):
+    import engine.training.policytrain as policytrain
+    net = PolicyNet(small_settings().architecture(), "rich", seed=1)
+    for native, warned in ((True, False), (False, True)):
+        monkeypatch.setattr(policytrain, "native_bf16", lambda torch: native)
+        policytrain.TorchBackend(net, small_settings(), precision="bf16")
+        assert ("no native bfloat16" in capsys.readouterr().err) == warned
+    policytrain.TorchBackend(net, small_settings(), precision="fp32")
+    assert capsys.readouterr().err == ""
+
+
+def test_native_bfloat16_is_asked_of_onednn_or_read_from_the_cpu_capability():
+    from types import SimpleNamespace
+    from engine.training.policytrain import native_bf16
+
+    def fake_torch(supported, capability):
+        def query():
+            if supported is None:
+                raise AttributeError("_is_mkldnn_bf16_supported")
+            return supported
+        return SimpleNamespace(ops=SimpleNamespace(mkldnn=SimpleNamespace(
+            _is_mkldnn_bf16_supported=query)), backends=SimpleNamespace(cpu=SimpleNamespace(
+                get_cpu_capability=lambda: capability)))
+    assert native_bf16(fake_torch(True, "AVX2")) and not native_bf16(fake_torch(False, "AVX512"))
+    assert native_bf16(fake_torch(None, "AVX512")) and not native_bf16(fake_torch(None, "AVX2"))
+
+
 @pytest.mark.slow
 def test_policy_eval_on_a_fixed_set(tmp_path, capsys):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(30)))
