@@ -120,6 +120,7 @@ def build_engine(args):
     from engine.gtp.options import load_predictor
     from engine.gtp.params import ParameterTable
     from engine.gtp.protocol import GtpError
+    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
     from engine.play.player import Player
     from engine.play.search_player import SearchPlayer, load_prior_evaluator
     from engine.rules.game import SYMMETRIES
@@ -130,7 +131,8 @@ def build_engine(args):
     searching = args.search == "mcts" and args.player != "policy"
     prior_symmetries = player_settings.policy_symmetries or 1
     if args.player == "policy":
-        predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES)
+        predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES,
+                                   DEFAULT_POLICY_WEIGHTS)
     elif searching and search_settings.policy_prior != "off":
         predictor = load_predictor(args.policy, prior_symmetries)
     else:
@@ -138,13 +140,14 @@ def build_engine(args):
 
     def analysis_searcher():
         # kosumi-search beside a player that does not search: the tree --search mcts would
-        # build, over the named or the default net alone (not averaged over the symmetries:
-        # eight times the cost a node), with the same settings
+        # build, over the named net or the default prior alone (not averaged over the
+        # symmetries: eight times the cost a node), with the same settings
         try:
             prior = load_prior_evaluator(args.weights) if args.evaluator == "net" else evaluator
             policy = None
             if search_settings.policy_prior != "off":
-                policy = predictor.twin(prior_symmetries) if predictor is not None \
+                policy = predictor.twin(prior_symmetries) \
+                    if predictor is not None and args.policy is not None \
                     else load_predictor(args.policy, prior_symmetries)
         except (OSError, ValueError) as error:
             raise GtpError(f"cannot load the search's nets: {error}") from None

@@ -109,8 +109,9 @@ def add_net_options(parser, weights_help):
                              "testing controllers and the protocol (default: net)")
     parser.add_argument("--policy", metavar="PATH",
                         help="a move-prediction (policy) net, a weight file kosumi-train policy "
-                             "wrote (default: the shipped weights/policy_19x19.npz when present; "
-                             "'none': no policy net)")
+                             "wrote (default, when shipped: weights/policy_19x19.npz for the "
+                             "policy player, weights/policy_prior_19x19.npz as the search's "
+                             "prior; 'none': no policy net)")
 
 
 def add_logging_options(parser):
@@ -132,14 +133,16 @@ def start_logging(args, program):
         sys.exit(EXIT_BAD_SETUP)
 
 
-def load_predictor(path, symmetries=1):
-    """The policy net (a MovePredictor) at path, the shipped one when path is None and it is
-    there, or None ('none', or nothing shipped). Raises WeightFileError naming a named file that
-    cannot be used."""
+def load_predictor(path, symmetries=1, default=None):
+    """The policy net (a MovePredictor) at path; when path is None, the shipped net default (the
+    search's prior, DEFAULT_PRIOR_POLICY_WEIGHTS, unless told) if it is there; None for 'none' or
+    nothing shipped. Raises WeightFileError naming a named file that cannot be used."""
     if path == "none":
         return None
-    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
-    if path is None and not DEFAULT_POLICY_WEIGHTS.exists():
-        return None
+    if path is None:
+        from engine.nets.weights import DEFAULT_PRIOR_POLICY_WEIGHTS
+        path = default or DEFAULT_PRIOR_POLICY_WEIGHTS
+        if not path.exists():
+            return None
     from engine.nets.predictor import MovePredictor
-    return MovePredictor.load(path or DEFAULT_POLICY_WEIGHTS, symmetries)
+    return MovePredictor.load(path, symmetries)

@@ -58,8 +58,13 @@ def shipped_weights_path(name):
 # net won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the search's
 # prior (asked at eight times fewer nodes) it won more games at equal time (docs/notebook/softseg.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
-# The move predictor (engine/nets/policy.py), trained on 19x19 expert games; it plays every size.
+# The move predictors (engine/nets/policy.py), trained on 19x19 expert games; they play every size.
+# The policy player's: the best predictor within 5 ms a 19x19 position (10 x 64; about 1.5
+# points of top-1 above the smaller net on held-out games, docs/notebook/policy.md).
 DEFAULT_POLICY_WEIGHTS = shipped_weights_path("policy_19x19.npz")
+# The search's prior: a smaller net (8 x 48), asked at every node it expands; at half the
+# larger net's cost a call the 9x9 search won more games with it at equal time.
+DEFAULT_PRIOR_POLICY_WEIGHTS = shipped_weights_path("policy_prior_19x19.npz")
 # The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).
 ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")
 

@@ -227,7 +227,7 @@ def test_predictor_gives_zero_to_illegal_points_and_sums_to_one():
     assert (p[game.board.points()] > 0).sum() == 25 - 4
 
 
-@pytest.mark.parametrize("name", ["policy_19x19.npz", "policy_sn2008_19x19.npz", "policy_19x19_run.npz"])
+@pytest.mark.parametrize("name", ["policy_19x19.npz", "policy_prior_19x19.npz", "policy_sn2008_19x19.npz"])
 def test_the_shipped_nets_open_on_the_third_and_fourth_lines(name):
     from engine.nets.weights import shipped_weights_path
     predictor = MovePredictor.load(shipped_weights_path(name))

@@ -203,6 +203,23 @@ def test_the_policy_player_averages_eight_symmetries_and_the_prior_one_unless_to
                "kosumi-get-param policy_symmetries") == "auto"
 
 
+def test_the_policy_player_plays_the_larger_shipped_net_and_the_search_the_smaller_unless_told():
+    from engine.nets.policy import load_policy
+    from engine.nets.weights import DEFAULT_POLICY_WEIGHTS, DEFAULT_PRIOR_POLICY_WEIGHTS
+
+    def nets(*options):
+        engine = build_engine(build_parser().parse_args(["--evaluator", "uniform", *options]))
+        return [predictor.metadata["params_sha256"] for predictor in
+                (engine.player.predictor, engine._searcher().predictor)]
+    player_net, prior_net = (load_policy(path)[1]["params_sha256"]
+                             for path in (DEFAULT_POLICY_WEIGHTS, DEFAULT_PRIOR_POLICY_WEIGHTS))
+    assert player_net != prior_net
+    assert nets("--player", "policy") == [player_net, prior_net]
+    assert nets("--search", "mcts")[1] == prior_net
+    assert nets("--player", "policy", "--policy", str(DEFAULT_PRIOR_POLICY_WEIGHTS)) == \
+        [prior_net, prior_net]
+
+
 def test_a_parameter_changed_at_run_time_reaches_the_next_search():
     engine, session = session_for([*UNIFORM, "--search", "mcts", "--playouts", "300"])
     ask(session, "boardsize 9")
