@@ -120,6 +120,9 @@ class PolicySettings:
         return rate
 
 
+SETTINGS_FIELDS = {spec.name for spec in dataclasses.fields(PolicySettings)}
+
+
 class NumpyBackend:
     """SGD with momentum on PolicyNet's own gradient."""
     name = "numpy"
@@ -369,9 +372,11 @@ class PolicyRun:
             raise ValueError(f"{run_dir}: not empty; continue a run with --resume")
         run_dir.mkdir(parents=True, exist_ok=True)
         if start_weights is not None:
+            # the file's net: its architecture and features, whatever the settings said
             net, _ = load_policy(start_weights)
-            settings = dataclasses.replace(settings, kind=net.architecture["kind"],
-                                           feature_set=net.feature_set.name)
+            shape = {name: value for name, value in net.architecture.items()
+                     if name in SETTINGS_FIELDS}
+            settings = dataclasses.replace(settings, **shape, feature_set=net.feature_set.name)
         else:
             net = PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
         _write_settings(run_dir, settings)

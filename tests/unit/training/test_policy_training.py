@@ -172,6 +172,25 @@ def test_a_stopped_run_resumes_exactly(tmp_path, backend):
     np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
 
 
+def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    PolicyRun.create(tmp_path / "first", small_settings(channels=8, layers=2, steps=3)).train(
+        [tmp_path / "data"], backend_name="numpy", progress=False)
+    start, _ = load_policy(tmp_path / "first" / "weights.npz")
+    # the command line's defaults (a 6 x 48 conv net) give way to the file's 2 x 8 net
+    assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "second"), "--from-weights",
+                         str(tmp_path / "first" / "weights.npz"), "--data", str(tmp_path / "data"),
+                         "--steps", "2", "--backend", "numpy", "--no-progress"]) == 0
+    settings = json.loads((tmp_path / "second" / "settings.json").read_text())
+    assert (settings["kind"], settings["channels"], settings["layers"], settings["first_kernel"],
+            settings["feature_set"]) == ("conv", 8, 2, 5, "rich")
+    resumed = PolicyRun.resume(tmp_path / "second")
+    assert resumed.step == 2 and resumed.settings.architecture() == \
+        {key: start.architecture[key] for key in ("kind", "channels", "layers", "first_kernel")}
+    assert not np.allclose(resumed.net.flat_params(), start.flat_params())
+
+
 def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
