@@ -178,7 +178,7 @@ def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(tmp_path):
     PolicyRun.create(tmp_path / "first", small_settings(channels=8, layers=2, steps=3)).train(
         [tmp_path / "data"], backend_name="numpy", progress=False)
     start, _ = load_policy(tmp_path / "first" / "weights.npz")
-    # the command line's defaults (a 6 x 48 conv net) give way to the file's 2 x 8 net
+    # the command line's defaults (the sn2008 kind; 6 x 48 maps for conv) give way to the file's net
     assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "second"), "--from-weights",
                          str(tmp_path / "first" / "weights.npz"), "--data", str(tmp_path / "data"),
                          "--steps", "2", "--backend", "numpy", "--no-progress"]) == 0
