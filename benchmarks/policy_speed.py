@@ -8,9 +8,12 @@ Inference (target: <= 5 ms a 19x19 position on one core): rows for each --weight
 fresh nets of the architectures the notebook compares (docs/notebook/policy.md). Columns:
   encode    the position record (engine/nets/policy_inputs.pyx: liberties, ladders, captures)
   features  the feature planes (numpy)
-  forward   the net (numpy im2col convolutions)
-  batched   the net's forward of a batch of 64 positions, per position (what `policy eval` and
-            averaging over the symmetries pay)
+  im2col    the net's own forward pass (PolicyNet.forward: im2col convolutions; the trainer's
+            numpy backend and its evaluation)
+  forward   the forward pass at play (engine/nets/winograd.py: Winograd 3x3 convolutions for
+            conv nets, the same pass as im2col for sn2008)
+  batched   the forward pass at play over a batch of 64 positions, per position (what `policy
+            eval` and averaging over the symmetries pay)
   total     MovePredictor.probabilities on a fresh position (no cache): what the search's prior
             pays a node
   total x8  the same averaged over the 8 symmetries: what the policy player pays a move
@@ -79,8 +82,8 @@ def timed(function, repeats):
 
 
 def inference(nets, sizes, repeats):
-    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'forward':>8} "
-          f"{'batched':>8} {'total':>8} {'total x8':>9}  (ms)")
+    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'im2col':>8} "
+          f"{'forward':>8} {'batched':>8} {'total':>8} {'total x8':>9}  (ms)")
     for name, net in nets:
         for size in sizes:
             states = positions(size, repeats)
@@ -93,9 +96,11 @@ def inference(nets, sizes, repeats):
             it = iter(zip(records, states))
             feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
             it = iter(planes)
-            forward = timed(lambda: net.forward(next(it)), repeats)
+            im2col = timed(lambda: net.forward(next(it)), repeats)
+            it = iter(planes)
+            forward = timed(lambda: predictor.forward(next(it)), repeats)
             batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
-            batched = timed(lambda: net.forward(batch), 3) / BATCH
+            batched = timed(lambda: predictor.forward(batch), 3) / BATCH
 
             def fresh_positions(predictor):
                 remaining = iter(states)
@@ -107,7 +112,7 @@ def inference(nets, sizes, repeats):
             total = timed(fresh_positions(predictor), repeats)
             total8 = timed(fresh_positions(MovePredictor(net, SYMMETRIES)), repeats)
             print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
-                  f"{forward:8.2f} {batched:8.2f} {total:8.2f} {total8:9.2f}")
+                  f"{im2col:8.2f} {forward:8.2f} {batched:8.2f} {total:8.2f} {total8:9.2f}")
 
 
 def training(data, seconds):

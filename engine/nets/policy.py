@@ -64,7 +64,7 @@ def _weight_matrix(w):
     return w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0])
 
 
-def _conv(x, w, b):
+def convolution(x, w, b):
     """Same-size convolution of NHWC x with w (out, in, k, k) and b (out,). Returns the output
     and the columns (kept for the backward pass)."""
     cols = _im2col(x, w.shape[-1])
@@ -74,7 +74,7 @@ def _conv(x, w, b):
 
 
 def _conv_backward(dout, cols, x_shape, w):
-    """Gradients (dx, dw, db) of _conv from dout (B, H, W, out)."""
+    """Gradients (dx, dw, db) of convolution() from dout (B, H, W, out)."""
     batch, height, width, channels = x_shape
     out_channels, k = w.shape[0], w.shape[-1]
     pad = k // 2
@@ -187,7 +187,7 @@ class PolicyNet:
             boards = self.architecture["boards"]
             per_board = x.reshape(batch, size, size, boards, -1).transpose(0, 3, 1, 2, 4)
             per_board = np.ascontiguousarray(per_board).reshape(batch * boards, size, size, -1)
-            pre, cache["hidden.cols"] = _conv(per_board, p["hidden.w"], p["hidden.b"])
+            pre, cache["hidden.cols"] = convolution(per_board, p["hidden.w"], p["hidden.b"])
             if "hidden.map" in p:
                 pre += position_bias(p["hidden.map"], size)
             h = _sigmoid(pre)
@@ -197,17 +197,24 @@ class PolicyNet:
         else:
             hidden = x
             for layer in range(self.architecture["layers"]):
-                pre, cache[f"conv{layer}.cols"] = _conv(hidden, p[f"conv{layer}.w"], p[f"conv{layer}.b"])
+                pre, cache[f"conv{layer}.cols"] = convolution(hidden, p[f"conv{layer}.w"], p[f"conv{layer}.b"])
                 cache[f"conv{layer}.in_shape"] = hidden.shape
                 hidden = np.maximum(pre, 0.0)
                 cache[f"conv{layer}.out"] = hidden
-        points, cache["output.cols"] = _conv(hidden, p["output.w"], p["output.b"])
+        logits = self.heads(hidden, cache)
+        return (logits, cache) if keep else logits
+
+    def heads(self, hidden, cache=None):
+        """Logits (B, S*S + 1) from the last hidden layer (B, S, S, maps): a 1x1 (sn2008: 5x5)
+        convolution for the points, and pass from the layer's mean over the board."""
+        p, cache = self.params, _Forgotten() if cache is None else cache
+        batch, size = hidden.shape[0], hidden.shape[1]
+        points, cache["output.cols"] = convolution(hidden, p["output.w"], p["output.b"])
         cache["last_hidden_shape"] = hidden.shape
         pooled = hidden.mean(axis=(1, 2))
         cache["pooled"] = pooled
         pass_logit = pooled @ p["pass.w"] + p["pass.b"]
-        logits = np.concatenate([points.reshape(batch, size * size), pass_logit[:, None]], axis=1)
-        return (logits, cache) if keep else logits
+        return np.concatenate([points.reshape(batch, size * size), pass_logit[:, None]], axis=1)
 
     def backward(self, cache, dlogits):
         """Gradients {name: array} of the loss whose gradient with respect to the logits is

@@ -14,6 +14,7 @@ import numpy as np
 from engine.nets.policy import load_policy, softmax
 from engine.nets.policy_features import features, move_permutation, transform
 from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
+from engine.nets.winograd import play_forward
 from engine.rules.coords import PASS
 from engine.rules.game import SYMMETRIES
 
@@ -43,10 +44,11 @@ class MovePredictor:
     """A policy net with its encoder, symmetry averaging and a small cache. Not thread-safe: each
     search thread takes a twin()."""
 
-    def __init__(self, net, symmetries=1, metadata=None):
+    def __init__(self, net, symmetries=1, metadata=None, forward=None):
         if not 1 <= symmetries <= SYMMETRIES:
             raise ValueError(f"symmetries must be 1..{SYMMETRIES}, not {symmetries}")
         self.net = net
+        self.forward = forward or play_forward(net)
         self.metadata = metadata or {}
         self.symmetries = symmetries
         self.encoder = PositionEncoder()
@@ -60,7 +62,7 @@ class MovePredictor:
     def twin(self, symmetries=None):
         """A predictor of its own (cache, encoder) over the same net, averaging over
         `symmetries` (default: as many as this one)."""
-        return MovePredictor(self.net, symmetries or self.symmetries, self.metadata)
+        return MovePredictor(self.net, symmetries or self.symmetries, self.metadata, self.forward)
 
     def records(self, state, colour):
         """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""
@@ -89,7 +91,7 @@ class MovePredictor:
         size = state.size
         records = self.records(state, colour)
         planes = features(self.net.feature_set.name, records[None], np.array([colour]))
-        scores = symmetric_log_probabilities(self.net.forward, planes, self.symmetries)[0]
+        scores = symmetric_log_probabilities(self.forward, planes, self.symmetries)[0]
         legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
         point_probabilities = softmax(scores, legal)
         result = np.zeros(state.board.num_locs + 1)

@@ -10,6 +10,9 @@
     kosumi-train policy eval --weights W --sgf PATH... [--games N] [--stretch MOVES] [--json OUT]
         top-1 and top-5 accuracy and the mean log-loss over every position of the games, in all
         and by move number (moves 1-50, 51-100, ...: where in the game the net is weak)
+    kosumi-train policy grow --weights W --out W2 [--layers N] [--channels C]
+        a larger conv net that predicts what W predicts (engine/training/policygrow.py), to start
+        a run from with --from-weights
     kosumi-train policy plot RUN... [--out PNG]    (or kosumi-train plot RUN...)
         loss and accuracy curves of runs
 """
@@ -24,11 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.policy import load_policy
+from engine.nets.policy import load_policy, save_policy
 from engine.nets.predictor import symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
+from engine.nets.winograd import play_forward
 from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
+from engine.training.policygrow import NOISE, grown
 from engine.training.policytrain import (LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
                                          move_ranks, summarise_ranks)
 
@@ -85,6 +90,15 @@ def build_parser():
                           help="the accuracy by move number in stretches of MOVES (default 50)")
     evaluate.add_argument("--json", help="also write the result as JSON here")
 
+    grow = commands.add_parser("grow", help="a deeper or wider net from a trained one")
+    grow.add_argument("--weights", required=True, help="a conv policy weight file")
+    grow.add_argument("--out", required=True, help="the grown net's weight file")
+    grow.add_argument("--layers", type=int, default=None, help="hidden layers (default: as W)")
+    grow.add_argument("--channels", type=int, default=None, help="maps a layer (default: as W)")
+    grow.add_argument("--noise", type=float, default=NOISE,
+                      help=f"new maps' kernel noise, times the layer's weight spread (default {NOISE})")
+    grow.add_argument("--seed", type=int, default=0)
+
     plot = commands.add_parser("plot", help="training curves")
     plot.add_argument("runs", nargs="+")
     plot.add_argument("--out", default="policy_curves.png")
@@ -121,7 +135,7 @@ def _eval(args, parser):
             if not manifest["positions"]:
                 parser.error(f"no positions in {' '.join(args.sgf)} ({manifest['skipped']} skipped)")
             dataset = PolicyDataset([scratch])
-            scores = functools.partial(symmetric_log_probabilities, net.forward,
+            scores = functools.partial(symmetric_log_probabilities, play_forward(net),
                                        symmetries=args.symmetries)
             indices = np.arange(dataset.positions)
             ranks, log_probabilities = move_ranks(scores, dataset, net.feature_set.name, indices)
@@ -143,6 +157,20 @@ def _eval(args, parser):
               f"top5 {part['top5']:.4f}  log_loss {part['log_loss']:.4f}  positions {part['positions']}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _grow(args, parser):
+    try:
+        net, metadata = load_policy(args.weights)
+        bigger = grown(net, args.layers, args.channels, args.noise, args.seed)
+    except (ValueError, WeightFileError) as error:
+        parser.error(str(error))
+    save_policy(args.out, bigger, metadata["board_size"], metadata["games_trained"],
+                metadata["positions_trained"],
+                trainer={"grown_from": Path(args.weights).name, "from_params_sha256": metadata["params_sha256"]})
+    print(f"{args.out}: {bigger.architecture['layers']} layers of {bigger.architecture['channels']} "
+          f"maps, {bigger.num_params} parameters (from {net.num_params})")
     return 0
 
 
@@ -220,6 +248,8 @@ def main(argv):
         return _train(args, parser)
     if args.command == "eval":
         return _eval(args, parser)
+    if args.command == "grow":
+        return _grow(args, parser)
     try:
         print(plot_runs(args.runs, args.out))
     except ValueError as error:

@@ -13,6 +13,7 @@ from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LA
                                        PositionEncoder, new_record)
 from engine.nets.predictor import MovePredictor, symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
+from engine.nets.winograd import CHUNK, WinogradForward
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
 from tests.diagrams import LADDER, load_board, vertex
@@ -131,6 +132,25 @@ def test_inference_one_position_at_a_time_is_the_batched_pass(architecture, feat
     assert np.allclose(net.forward(x), batched, atol=1e-5)
 
 
+@pytest.mark.parametrize("size", [19, 13, 9, 5])
+def test_winograd_convolutions_give_the_im2col_logits(size):
+    net = trained_like({"kind": "conv", "channels": 6, "layers": 4, "first_kernel": 5}, "rich")
+    x = np.random.default_rng(size).random((CHUNK + 3, net.feature_set.planes, size, size))
+    fast, plain = WinogradForward(net)(x), net.forward(x)
+    assert fast.shape == plain.shape == (CHUNK + 3, size * size + 1)
+    assert np.allclose(fast, plain, rtol=1e-4, atol=1e-4 * np.abs(plain).max())
+
+
+def test_the_predictor_plays_the_winograd_pass_of_conv_nets_only():
+    conv = trained_like({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")
+    paper = trained_like(*SMALL_NETS[0])
+    assert isinstance(MovePredictor(conv).forward, WinogradForward)
+    assert MovePredictor(conv).twin().forward is not None
+    assert MovePredictor(paper).forward == paper.forward
+    with pytest.raises(ValueError, match="conv nets"):
+        WinogradForward(paper)
+
+
 def trained_like(architecture, feature_set, seed=5):
     """A net with random weights of some size, so that its outputs differ from point to point."""
     net = PolicyNet(architecture, feature_set, seed=seed)
@@ -186,7 +206,9 @@ def test_symmetry_averaging_gives_symmetric_probabilities(architecture, feature_
         image = game.transformed(s)
         moved = predictor.probabilities(image)
         for loc in game.board.points():
-            assert moved[symmetric_loc(loc, size, s)] == pytest.approx(base[loc], abs=1e-9)
+            # equal up to float32 rounding: Winograd's blocks start at the top-left corner,
+            # so a transformed board is summed in another order
+            assert moved[symmetric_loc(loc, size, s)] == pytest.approx(base[loc], abs=1e-7)
         assert moved[-1] == pytest.approx(base[-1])
 
 

@@ -15,6 +15,7 @@ from engine.nets.predictor import MovePredictor
 from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules
 from engine.training.policydata import PolicyDataset, prepare, read_manifest
+from engine.training.policygrow import grown
 from engine.training.policytrain import PolicyRun, PolicySettings, torch_available
 from engine.training.sgfdata import ReadCounts, iter_games, read_game, split_collection
 from engine.training.train import main as kosumi_train
@@ -189,6 +190,47 @@ def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(tmp_path):
     assert resumed.step == 2 and resumed.settings.architecture() == \
         {key: start.architecture[key] for key in ("kind", "channels", "layers", "first_kernel")}
     assert not np.allclose(resumed.net.flat_params(), start.flat_params())
+
+
+def test_a_grown_net_predicts_the_moves_of_the_net_it_grew_from():
+    rng = np.random.default_rng(3)
+    net = PolicyNet({"kind": "conv", "channels": 4, "layers": 3, "first_kernel": 3}, "rich", seed=3)
+    net.params = {k: (v + rng.standard_normal(v.shape) * 0.3).astype(np.float32) for k, v in net.params.items()}
+    x = rng.random((3, net.feature_set.planes, 9, 9))
+    exact = grown(net, layers=5, channels=7, noise=0.0)
+    assert (exact.architecture["layers"], exact.architecture["channels"]) == (5, 7)
+    assert np.allclose(exact.forward(x), net.forward(x), atol=1e-5)
+    noisy = grown(net, channels=7, noise=0.01, seed=1)
+    plain = net.forward(x)
+    assert np.abs(noisy.forward(x) - plain).max() < 0.05 * np.abs(plain).max()
+    # a new map's kernels are its source's plus noise, so copies can learn apart
+    new_maps, old_maps = noisy.params["conv0.w"][4:], net.params["conv0.w"]
+    assert not any(np.array_equal(m, o) for m in new_maps for o in old_maps)
+    with pytest.raises(ValueError, match="grows only"):
+        grown(net, layers=2)
+    with pytest.raises(ValueError, match="only conv"):
+        grown(PolicyNet({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"), layers=2)
+
+
+def test_a_run_starts_from_a_grown_net(tmp_path, capsys):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    PolicyRun.create(tmp_path / "small", small_settings(channels=4, layers=2, steps=2)).train(
+        [tmp_path / "data"], backend_name="numpy", progress=False)
+    assert kosumi_train(["policy", "grow", "--weights", str(tmp_path / "small" / "weights.npz"),
+                         "--out", str(tmp_path / "grown.npz"), "--layers", "3", "--channels", "6"]) == 0
+    assert "3 layers of 6 maps" in capsys.readouterr().out
+    net, metadata = load_policy(tmp_path / "grown.npz")
+    assert metadata["trainer"]["grown_from"] == "weights.npz" and metadata["positions_trained"] == 2 * 16
+    assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "big"), "--from-weights",
+                         str(tmp_path / "grown.npz"), "--data", str(tmp_path / "data"),
+                         "--steps", "1", "--backend", "numpy", "--no-progress"]) == 0
+    settings = json.loads((tmp_path / "big" / "settings.json").read_text())
+    assert (settings["layers"], settings["channels"]) == (3, 6)
+    with pytest.raises(SystemExit):
+        kosumi_train(["policy", "grow", "--weights", str(tmp_path / "grown.npz"),
+                      "--out", str(tmp_path / "smaller.npz"), "--layers", "2"])
+    assert "grows only" in capsys.readouterr().err
 
 
 def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):

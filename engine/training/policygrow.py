@@ -1,0 +1,84 @@
+"""A larger policy net from a trained one that predicts the same moves (Chen, Goodfellow & Shlens
+2016, "Net2Net"; Leela Zero's training scripts grew its nets the same way): a new run then starts
+from what the smaller net knows instead of from random weights, which on these two cores is the
+difference between hours and days.
+
+- Wider (`channels`): each new map of a hidden layer copies an existing map of that layer (its
+  kernels and bias), and the next layer's weights from the copied map are shared out among its
+  copies, so the next layer sees the same sums. The copies' kernels get a little noise (`noise`
+  times the layer's weight spread), else copies with equal weights would keep equal gradients and
+  never learn different things.
+- Deeper (`layers`): new 3x3 layers that pass their input through (the centre tap an identity,
+  zero elsewhere), inserted evenly between the existing hidden layers. Their input comes out of
+  a ReLU, so ReLU(identity) changes nothing.
+
+Only `conv` nets grow; without noise the grown net's logits equal the original's.
+"""
+import numpy as np
+
+from engine.nets.policy import PolicyNet
+
+NOISE = 0.01        # a new map's kernel noise, times its layer's weight spread
+
+
+def grown(net, layers=None, channels=None, noise=NOISE, seed=0):
+    """A new PolicyNet with at least the given hidden layers and maps a layer."""
+    architecture = net.architecture
+    if architecture["kind"] != "conv":
+        raise ValueError(f"only conv policy nets grow, not {architecture['kind']!r}")
+    layers = architecture["layers"] if layers is None else layers
+    channels = architecture["channels"] if channels is None else channels
+    if layers < architecture["layers"] or channels < architecture["channels"]:
+        raise ValueError(f"a net grows only: it has {architecture['layers']} layers of "
+                         f"{architecture['channels']} maps, asked for {layers} of {channels}")
+    rng = np.random.default_rng(seed)
+    params = _wider(net.params, architecture["layers"], channels, noise, rng)
+    params = _deeper(params, architecture["layers"], layers)
+    shape = {key: value for key, value in architecture.items() if key != "name"}
+    return PolicyNet(dict(shape, layers=layers, channels=channels), net.feature_set.name, params)
+
+
+def _wider(params, layers, channels, noise, rng):
+    params = {name: value.copy() for name, value in params.items()}
+    for layer in range(layers):
+        w, b = params[f"conv{layer}.w"], params[f"conv{layer}.b"]
+        old = w.shape[0]
+        if channels == old:
+            continue
+        source = np.concatenate([np.arange(old), rng.integers(0, old, channels - old)])
+        copies = np.bincount(source, minlength=old).astype(np.float32)
+        wide = w[source]
+        wide[old:] += noise * float(w.std()) * rng.standard_normal(wide[old:].shape).astype(np.float32)
+        params[f"conv{layer}.w"], params[f"conv{layer}.b"] = wide, b[source]
+        share = (1.0 / copies)[source]
+        # every consumer of this layer's maps: the next layer, or the output and pass heads
+        if layer + 1 < layers:
+            name = f"conv{layer + 1}.w"
+            params[name] = params[name][:, source] * share[None, :, None, None]
+        else:
+            params["output.w"] = params["output.w"][:, source] * share[None, :, None, None]
+            params["pass.w"] = params["pass.w"][source] * share
+    return params
+
+
+def _deeper(params, layers, wanted):
+    """Identity layers inserted evenly after the hidden layers 0 .. layers - 1."""
+    added = wanted - layers
+    if not added:
+        return params
+    after = {int(round((n + 1) * layers / (added + 1))) - 1 for n in range(added)}
+    # distinct insertion points where there are enough layers, else more than one after the last
+    slots = sorted(after) + [layers - 1] * (added - len(after))
+    channels = params["conv0.w"].shape[0]
+    identity = np.zeros((channels, channels, 3, 3), np.float32)
+    identity[np.arange(channels), np.arange(channels), 1, 1] = 1.0
+    result, new = {}, 0
+    for layer in range(layers):
+        result[f"conv{new}.w"], result[f"conv{new}.b"] = params[f"conv{layer}.w"], params[f"conv{layer}.b"]
+        new += 1
+        for _ in range(slots.count(layer)):
+            result[f"conv{new}.w"], result[f"conv{new}.b"] = identity.copy(), np.zeros(channels, np.float32)
+            new += 1
+    for name in ("output.w", "output.b", "pass.w", "pass.b"):
+        result[name] = params[name]
+    return result
