@@ -133,8 +133,9 @@ def test_inference_one_position_at_a_time_is_the_batched_pass(architecture, feat
 
 
 @pytest.mark.parametrize("size", [19, 13, 9, 5])
-def test_winograd_convolutions_give_the_im2col_logits(size):
-    net = trained_like({"kind": "conv", "channels": 6, "layers": 4, "first_kernel": 5}, "rich")
+@pytest.mark.parametrize("first_kernel", [3, 5, 7])      # 7: no transform, im2col as before
+def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel):
+    net = trained_like({"kind": "conv", "channels": 6, "layers": 4, "first_kernel": first_kernel}, "rich")
     x = np.random.default_rng(size).random((CHUNK + 3, net.feature_set.planes, size, size))
     fast, plain = WinogradForward(net)(x), net.forward(x)
     assert fast.shape == plain.shape == (CHUNK + 3, size * size + 1)
