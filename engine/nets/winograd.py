@@ -18,7 +18,8 @@ import numpy as np
 from engine.nets.policy import convolution
 
 TILE = 4                # outputs a block side
-CHUNK = 8               # positions a batch: the 8 symmetries of one position in one pass
+CHUNK = 2               # positions a pass: larger batches cost more a position (fresh pages for their
+                        # blocks, as with im2col in PolicyNet.forward), smaller ones more calls
 # interpolation points (and infinity) for F(4, 3) and F(4, 5): small, so float32 stays exact enough
 POINTS = {3: (0, 1, -1, 2, -2), 5: (0, 1, -1, 2, -2, 0.5, -0.5)}
 
