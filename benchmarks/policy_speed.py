@@ -10,8 +10,8 @@ fresh nets of the architectures the notebook compares (docs/notebook/policy.md).
   features  the feature planes (numpy)
   im2col    the net's own forward pass (PolicyNet.forward: im2col convolutions; the trainer's
             numpy backend and its evaluation)
-  forward   the forward pass at play (engine/nets/winograd.py: Winograd 3x3 convolutions for
-            conv nets, the same pass as im2col for sn2008)
+  forward   the forward pass at play (engine/nets/winograd.py: Winograd convolutions for conv
+            nets, the same pass as im2col for sn2008)
   batched   the forward pass at play over a batch of 64 positions, per position (what `policy
             eval` and averaging over the symmetries pay)
   total     MovePredictor.probabilities on a fresh position (no cache): what the search's prior

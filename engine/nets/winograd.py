@@ -35,15 +35,12 @@ class Transform:
             g[k] = [a ** j / np.prod([a - b for b in points if b != a]) for j in range(r)]
         at[m - 1, n - 1] = g[n - 1, r - 1] = 1.0
         # B^T from y_i = sum_j g_j d_(i+j) for every i, j: sum_k A^T[i,k] G[k,j] B^T[k,l] = [l = i + j]
-        system = np.zeros((m, r, n, n, n))
-        for i in range(m):
-            for j in range(r):
-                for l in range(n):
-                    system[i, j, l, :, l] = at[i] * g[:, j]
-        wanted = np.zeros((m, r, n))
+        system, wanted = np.zeros((m, r, n, n, n)), np.zeros((m, r, n))
         for i in range(m):
             for j in range(r):
                 wanted[i, j, i + j] = 1.0
+                for l in range(n):
+                    system[i, j, l, :, l] = at[i] * g[:, j]
         bt = np.linalg.lstsq(system.reshape(m * r * n, n * n), wanted.ravel(), rcond=None)[0].reshape(n, n)
         self.r, self.window, self.g = r, n, g
         # both sides of a block at once, over its points row by row

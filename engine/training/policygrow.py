@@ -22,7 +22,8 @@ NOISE = 0.01        # a new map's kernel noise, times its layer's weight spread
 
 
 def grown(net, layers=None, channels=None, noise=NOISE, seed=0):
-    """A new PolicyNet with at least the given hidden layers and maps a layer."""
+    """A new PolicyNet of `layers` hidden layers of `channels` maps (default: as net's), no
+    fewer than net's."""
     architecture = net.architecture
     if architecture["kind"] != "conv":
         raise ValueError(f"only conv policy nets grow, not {architecture['kind']!r}")
@@ -66,9 +67,8 @@ def _deeper(params, layers, wanted):
     added = wanted - layers
     if not added:
         return params
-    after = {int(round((n + 1) * layers / (added + 1))) - 1 for n in range(added)}
-    # distinct insertion points where there are enough layers, else more than one after the last
-    slots = sorted(after) + [layers - 1] * (added - len(after))
+    # evenly spread; where there are more new layers than old, some follow the same layer
+    slots = [min(max(round((n + 1) * layers / (added + 1)) - 1, 0), layers - 1) for n in range(added)]
     channels = params["conv0.w"].shape[0]
     identity = np.zeros((channels, channels, 3, 3), np.float32)
     identity[np.arange(channels), np.arange(channels), 1, 1] = 1.0

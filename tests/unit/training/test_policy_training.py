@@ -200,6 +200,8 @@ def test_a_grown_net_predicts_the_moves_of_the_net_it_grew_from():
     exact = grown(net, layers=5, channels=7, noise=0.0)
     assert (exact.architecture["layers"], exact.architecture["channels"]) == (5, 7)
     assert np.allclose(exact.forward(x), net.forward(x), atol=1e-5)
+    many = grown(net, layers=9, noise=0.0)                 # more new layers than old ones
+    assert np.allclose(many.forward(x), net.forward(x), atol=1e-5)
     noisy = grown(net, channels=7, noise=0.01, seed=1)
     plain = net.forward(x)
     assert np.abs(noisy.forward(x) - plain).max() < 0.05 * np.abs(plain).max()
