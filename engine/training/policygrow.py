@@ -33,19 +33,18 @@ def grown(net, layers=None, channels=None, noise=NOISE, seed=0):
         raise ValueError(f"a net grows only: it has {architecture['layers']} layers of "
                          f"{architecture['channels']} maps, asked for {layers} of {channels}")
     rng = np.random.default_rng(seed)
-    params = _wider(net.params, architecture["layers"], channels, noise, rng)
+    params = {name: value.copy() for name, value in net.params.items()}   # the grown net's own
+    params = _wider(params, architecture["layers"], channels, noise, rng)
     params = _deeper(params, architecture["layers"], layers)
-    shape = {key: value for key, value in architecture.items() if key != "name"}
-    return PolicyNet(dict(shape, layers=layers, channels=channels), net.feature_set.name, params)
+    return PolicyNet(dict(architecture, layers=layers, channels=channels), net.feature_set.name, params)
 
 
 def _wider(params, layers, channels, noise, rng):
-    params = {name: value.copy() for name, value in params.items()}
+    old = params["conv0.w"].shape[0]          # every hidden layer has as many maps
+    if channels == old:
+        return params
     for layer in range(layers):
         w, b = params[f"conv{layer}.w"], params[f"conv{layer}.b"]
-        old = w.shape[0]
-        if channels == old:
-            continue
         source = np.concatenate([np.arange(old), rng.integers(0, old, channels - old)])
         copies = np.bincount(source, minlength=old).astype(np.float32)
         wide = w[source]

@@ -145,8 +145,9 @@ def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel):
 def test_the_predictor_plays_the_winograd_pass_of_conv_nets_only():
     conv = trained_like({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")
     paper = trained_like(*SMALL_NETS[0])
-    assert isinstance(MovePredictor(conv).forward, WinogradForward)
-    assert MovePredictor(conv).twin().forward is not None
+    predictor = MovePredictor(conv)
+    assert isinstance(predictor.forward, WinogradForward)
+    assert predictor.twin().forward is predictor.forward      # the twins share the transformed kernels
     assert MovePredictor(paper).forward == paper.forward
     with pytest.raises(ValueError, match="conv nets"):
         WinogradForward(paper)
