@@ -19,6 +19,7 @@ CYTHON_MODULES = [
     "engine.nets.unitgraph",      # cimports features
     "engine.nets.unitnet",        # cimports unitgraph
     "engine.nets.policy_inputs",  # cimports features
+    "engine.nets.winograd_tiles",
     "engine.search.playout",      # cimports ladder, selfatari, nakade
     "engine.search.tree",         # cimports playout, selfatari
 ]

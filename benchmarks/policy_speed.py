@@ -1,7 +1,7 @@
 """Policy network speed: one position's move probabilities at play (encode, features, forward),
 and training throughput of the numpy and torch backends side by side.
 
-    python benchmarks/policy_speed.py [--weights FILE ...] [--sizes 19 9] [--repeats N]
+    python benchmarks/policy_speed.py [--weights FILE ...] [--sizes 19 9] [--repeats N] [--symmetries 2 8]
     python benchmarks/policy_speed.py --train [--data DATA_DIR] [--seconds S]
 
 Inference (target: <= 5 ms a 19x19 position on one core): rows for each --weights file, or for
@@ -16,7 +16,8 @@ fresh nets of the architectures the notebook compares (docs/notebook/policy.md).
             eval` and averaging over the symmetries pay)
   total     MovePredictor.probabilities on a fresh position (no cache): what the search's prior
             pays a node
-  total x8  the same averaged over the 8 symmetries: what the policy player pays a move
+  total xN  the same averaged over N symmetries (--symmetries, default 2 and 8): what the
+            policy player pays a move (8 unless told)
 Times are the median of --repeats positions from a replayed 19x19 game, one BLAS thread
 (OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
 
@@ -81,9 +82,10 @@ def timed(function, repeats):
     return float(np.median(times)) * 1000
 
 
-def inference(nets, sizes, repeats):
+def inference(nets, sizes, repeats, averaged):
     print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'im2col':>8} "
-          f"{'forward':>8} {'batched':>8} {'total':>8} {'total x8':>9}  (ms)")
+          f"{'forward':>8} {'batched':>8} {'total':>8}" + "".join(f" {f'total x{n}':>9}" for n in averaged)
+          + "  (ms)")
     for name, net in nets:
         for size in sizes:
             states = positions(size, repeats)
@@ -110,9 +112,10 @@ def inference(nets, sizes, repeats):
                     predictor.probabilities(next(remaining))
                 return one
             total = timed(fresh_positions(predictor), repeats)
-            total8 = timed(fresh_positions(MovePredictor(net, SYMMETRIES)), repeats)
+            symmetric = [timed(fresh_positions(MovePredictor(net, n)), repeats) for n in averaged]
             print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
-                  f"{im2col:8.2f} {forward:8.2f} {batched:8.2f} {total:8.2f} {total8:9.2f}")
+                  f"{im2col:8.2f} {forward:8.2f} {batched:8.2f} {total:8.2f}"
+                  + "".join(f" {t:9.2f}" for t in symmetric))
 
 
 def training(data, seconds):
@@ -145,6 +148,8 @@ def main():
     parser.add_argument("--weights", nargs="*", default=[])
     parser.add_argument("--sizes", nargs="+", type=int, default=[19, 9])
     parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--symmetries", nargs="*", type=int, default=[2, SYMMETRIES],
+                        choices=range(2, SYMMETRIES + 1), metavar="N")
     parser.add_argument("--train", action="store_true")
     parser.add_argument("--data", help="a policy data directory (kosumi-train policy data)")
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -156,7 +161,7 @@ def main():
         return
     nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights] or \
         [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in ARCHITECTURES]
-    inference(nets, args.sizes, args.repeats)
+    inference(nets, args.sizes, args.repeats, args.symmetries)
 
 
 if __name__ == "__main__":

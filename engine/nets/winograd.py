@@ -2,8 +2,8 @@
 filtering F(4x4, r x r) (Lavin & Gray 2016): each 4x4 block of outputs comes from a
 (r + 3) x (r + 3) block of inputs with (r + 3)^2 products a map pair, against 16 r^2 for im2col
 (36 against 144 for a 3x3 layer, 64 against 400 for the 5x5 first layer). A layer is then one
-small matrix product for each point of the transformed block, plus cheap transforms. The heads
-stay PolicyNet's own (engine/nets/policy.py).
+small matrix product for each point of the transformed block, between the block transforms of
+engine/nets/winograd_tiles.pyx, in C. The heads stay PolicyNet's own (engine/nets/policy.py).
 
 The transforms are built from their interpolation points (Toom-Cook): A^T and G from the points,
 B^T solved so that the three give the convolution exactly. The transformed kernels are computed
@@ -12,14 +12,15 @@ player's or an evaluation's), not to a training run. The logits equal PolicyNet.
 float32 rounding.
 """
 import functools
+import threading
 
 import numpy as np
 
 from engine.nets.policy import convolution
+from engine.nets.winograd_tiles import transform_inputs, transform_outputs
 
 TILE = 4                # outputs a block side
-CHUNK = 2               # positions a pass: larger batches cost more a position (fresh pages for their
-                        # blocks, as with im2col in PolicyNet.forward), smaller ones more calls
+CHUNK = 8               # positions a pass: all of a move's symmetries at once (larger products)
 # interpolation points (and infinity) for F(4, 3) and F(4, 5): small, so float32 stays exact enough
 POINTS = {3: (0, 1, -1, 2, -2), 5: (0, 1, -1, 2, -2, 0.5, -0.5)}
 
@@ -43,33 +44,39 @@ class Transform:
                     system[i, j, l, :, l] = at[i] * g[:, j]
         bt = np.linalg.lstsq(system.reshape(m * r * n, n * n), wanted.ravel(), rcond=None)[0].reshape(n, n)
         self.r, self.window, self.g = r, n, g
-        # both sides of a block at once, over its points row by row
-        self.inputs = np.kron(bt, bt).astype(np.float32)
-        self.outputs = np.kron(at, at).astype(np.float32)
+        self.bt, self.at = bt.astype(np.float32), at.astype(np.float32)
 
     def kernels(self, w):
         """(out, in, r, r) kernels as (window^2, in, out): G w G^T for each map pair."""
         u = np.einsum("ai,okij,bj->abko", self.g, w.astype(np.float64), self.g)
         return np.ascontiguousarray(u.reshape(self.window ** 2, w.shape[1], w.shape[0]).astype(np.float32))
 
-    def convolve(self, x, kernels, bias):
-        """Same-size convolution of NHWC x (B, S, S, in) with kernels() and bias (out,):
-        (B, S, S, out)."""
+    def convolve(self, x, kernels, bias, scratch, out):
+        """max(0, same-size convolution + bias) of NHWC x (B, S, S, in) with kernels() and bias
+        (out,), into scratch's array `out` (B, S, S, maps), which it returns."""
         batch, size, _, channels = x.shape
-        n, pad, blocks = self.window, self.r // 2, -(-size // TILE)
-        padded = np.zeros((batch, TILE * blocks + n - TILE, TILE * blocks + n - TILE, channels), np.float32)
-        padded[:, pad:pad + size, pad:pad + size] = x
-        sb, sr, sc, sm = padded.strides
-        windows = np.lib.stride_tricks.as_strided(
-            padded, (n, n, batch, blocks, blocks, channels), (sr, sc, sb, TILE * sr, TILE * sc, sm),
-            writeable=False)
-        transformed = (self.inputs @ windows.reshape(n * n, -1)).reshape(n * n, -1, channels)
-        products = np.matmul(transformed, kernels)
-        out = kernels.shape[-1]
-        blocks_out = (self.outputs @ products.reshape(n * n, -1)).reshape(
-            TILE, TILE, batch, blocks, blocks, out)
-        full = blocks_out.transpose(2, 3, 0, 4, 1, 5).reshape(batch, TILE * blocks, TILE * blocks, out)
-        return full[:, :size, :size] + bias
+        blocks, maps = batch * (-(-size // TILE)) ** 2, kernels.shape[-1]
+        windows = scratch.array("windows", (self.window ** 2, blocks, channels))
+        transform_inputs(x, self.bt, self.r // 2, windows)
+        products = scratch.array("products", (self.window ** 2, blocks, maps))
+        np.matmul(windows, kernels, out=products)
+        result = scratch.array(out, (batch, size, size, maps))
+        transform_outputs(products, self.at, bias, result, True)
+        return result
+
+
+class Scratch(threading.local):
+    """A thread's arrays, kept from call to call by name: a layer's fresh pages cost more than
+    its products (the search's threads each take their own)."""
+
+    def __init__(self):
+        self.arrays = {}
+
+    def array(self, name, shape):
+        kept = self.arrays.get(name)
+        if kept is None or kept.shape != shape:
+            kept = self.arrays[name] = np.empty(shape, np.float32)
+        return kept
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,22 +94,21 @@ class WinogradForward:
         self.net = net
         self.layers = []
         for layer in range(net.architecture["layers"]):
-            w = net.params[f"conv{layer}.w"]
+            w, bias = net.params[f"conv{layer}.w"], net.params[f"conv{layer}.b"]
             fast = transform(w.shape[-1]) if w.shape[-1] in POINTS else None
-            self.layers.append((fast, fast.kernels(w) if fast else None))
+            self.layers.append((fast, fast.kernels(w) if fast else w, np.ascontiguousarray(bias, np.float32)))
+        self.scratch = Scratch()
 
     def __call__(self, planes):
         if len(planes) > CHUNK:
             return np.concatenate([self(planes[i:i + CHUNK]) for i in range(0, len(planes), CHUNK)])
-        p = self.net.params
         hidden = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
-        for layer, (fast, kernels) in enumerate(self.layers):
-            bias = p[f"conv{layer}.b"]
+        for layer, (fast, kernels, bias) in enumerate(self.layers):
             if fast:
-                pre = fast.convolve(hidden, kernels, bias)
+                # two arrays in turn: a layer's input is the one before's output
+                hidden = fast.convolve(hidden, kernels, bias, self.scratch, f"hidden{layer % 2}")
             else:
-                pre, _ = convolution(hidden, p[f"conv{layer}.w"], bias)
-            hidden = np.maximum(pre, 0.0)
+                hidden = np.maximum(convolution(hidden, kernels, bias)[0], 0.0)
         return self.net.heads(hidden)
 
 

@@ -2,6 +2,7 @@
 forward pass against a finite-difference gradient, symmetric outputs, weight files refused by
 name, and the predictor at play."""
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LA
                                        PositionEncoder, new_record)
 from engine.nets.predictor import MovePredictor, symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
-from engine.nets.winograd import CHUNK, WinogradForward
+from engine.nets.winograd import CHUNK, POINTS, TILE, WinogradForward, transform as winograd_transform
+from engine.nets.winograd_tiles import transform_inputs, transform_outputs
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
 from tests.diagrams import LADDER, load_board, vertex
@@ -140,6 +142,58 @@ def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel):
     fast, plain = WinogradForward(net)(x), net.forward(x)
     assert fast.shape == plain.shape == (CHUNK + 3, size * size + 1)
     assert np.allclose(fast, plain, rtol=1e-4, atol=1e-4 * np.abs(plain).max())
+
+
+@pytest.mark.parametrize("r", sorted(POINTS))
+@pytest.mark.parametrize("avx2", [True, False])
+def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
+    # 11 maps: 8 in vector registers, 3 after; a 9x9 board: blocks that cross the edge and not
+    t, size, batch, maps = winograd_transform(r), 9, 2, 11
+    n, blocks, rng = t.window, -(-size // TILE), np.random.default_rng(r)
+    x = rng.standard_normal((batch, size, size, maps)).astype(np.float32)
+    windows = np.empty((n * n, batch * blocks * blocks, maps), np.float32)
+    transform_inputs(x, t.bt, r // 2, windows, avx2)
+    padded = np.zeros((batch, TILE * blocks + n - TILE, TILE * blocks + n - TILE, maps))
+    padded[:, r // 2:r // 2 + size, r // 2:r // 2 + size] = x
+    products = rng.standard_normal(windows.shape).astype(np.float32)
+    bias = rng.standard_normal(maps).astype(np.float32)
+    out = np.empty_like(x)
+    transform_outputs(products, t.at, bias, out, True, avx2)
+    for b in range(batch):
+        for by in range(blocks):
+            for bx in range(blocks):
+                block = (b * blocks + by) * blocks + bx
+                d = padded[b, TILE * by:TILE * by + n, TILE * bx:TILE * bx + n]
+                expected = np.einsum("ik,kjc,lj->ilc", t.bt, d, t.bt).reshape(n * n, maps)
+                assert np.allclose(windows[:, block], expected, atol=1e-4 * np.abs(expected).max())
+                y = np.einsum("ik,kjc,lj->ilc", t.at, products[:, block].reshape(n, n, maps), t.at) + bias
+                rows, cols = min(TILE, size - TILE * by), min(TILE, size - TILE * bx)
+                assert np.allclose(out[b, TILE * by:TILE * by + rows, TILE * bx:TILE * bx + cols],
+                                   np.maximum(y[:rows, :cols], 0), atol=1e-4 * np.abs(y).max())
+
+
+def test_search_threads_sharing_a_winograd_pass_keep_their_own_arrays():
+    # the pass keeps its layers' arrays from call to call; the search's threads share the pass
+    # (MovePredictor.twin) and must not write into each other's
+    net = trained_like({"kind": "conv", "channels": 8, "layers": 3, "first_kernel": 5}, "rich")
+    forward = WinogradForward(net)
+    inputs = [np.random.default_rng(seed).random((1, net.feature_set.planes, 9, 9)) for seed in range(4)]
+    expected = [net.forward(x) for x in inputs]
+    failures = []
+
+    def work(index):
+        for _ in range(50):
+            if not np.allclose(forward(inputs[index]), expected[index], rtol=1e-4,
+                               atol=1e-4 * np.abs(expected[index]).max()):
+                failures.append(index)
+                return
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(len(inputs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
 
 
 def test_the_predictor_plays_the_winograd_pass_of_conv_nets_only():
