@@ -19,6 +19,7 @@ second board.
 Reading order: FEATURE_SETS, then features(); transform()/transform_moves() are the 8 board
 symmetries (engine.rules.game.symmetric_point's numbering) for augmentation and averaging.
 """
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,13 +120,16 @@ def transform(planes, symmetry):
     return planes
 
 
+@functools.lru_cache(maxsize=None)
 def move_permutation(size, symmetry):
-    """index -> index of the same move under symmetry, over the size*size points then pass."""
+    """index -> index of the same move under symmetry, over the size*size points then pass
+    (read-only: one table for every caller, as the predictor asks for it at every position)."""
     table = np.empty(size * size + 1, dtype=np.int64)
     for row in range(size):
         for col in range(size):
             r, c = symmetric_point(row, col, size, symmetry)
             table[row * size + col] = r * size + c
     table[-1] = size * size
+    table.flags.writeable = False
     return table
 
