@@ -51,31 +51,31 @@ class Transform:
         u = np.einsum("ai,okij,bj->abko", self.g, w.astype(np.float64), self.g)
         return np.ascontiguousarray(u.reshape(self.window ** 2, w.shape[1], w.shape[0]).astype(np.float32))
 
-    def convolve(self, x, kernels, bias, scratch, out):
+    def convolve(self, x, kernels, bias, scratch, name):
         """max(0, same-size convolution + bias) of NHWC x (B, S, S, in) with kernels() and bias
-        (out,), into scratch's array `out` (B, S, S, maps), which it returns."""
+        (maps,), into the scratch array called `name` (B, S, S, maps), which it returns."""
         batch, size, _, channels = x.shape
         blocks, maps = batch * (-(-size // TILE)) ** 2, kernels.shape[-1]
         windows = scratch.array("windows", (self.window ** 2, blocks, channels))
         transform_inputs(x, self.bt, self.r // 2, windows)
         products = scratch.array("products", (self.window ** 2, blocks, maps))
         np.matmul(windows, kernels, out=products)
-        result = scratch.array(out, (batch, size, size, maps))
+        result = scratch.array(name, (batch, size, size, maps))
         transform_outputs(products, self.at, bias, result, True)
         return result
 
 
 class Scratch(threading.local):
-    """A thread's arrays, kept from call to call by name: a layer's fresh pages cost more than
-    its products (the search's threads each take their own)."""
+    """A thread's arrays, kept from call to call by name and shape: a layer's fresh pages cost
+    more than its products (the search's threads each take their own)."""
 
     def __init__(self):
         self.arrays = {}
 
     def array(self, name, shape):
-        kept = self.arrays.get(name)
-        if kept is None or kept.shape != shape:
-            kept = self.arrays[name] = np.empty(shape, np.float32)
+        kept = self.arrays.get((name, shape))
+        if kept is None:
+            kept = self.arrays[name, shape] = np.empty(shape, np.float32)
         return kept
 
 
