@@ -3,8 +3,8 @@
 
 As matrix products over whole layers (the Kronecker forms) they cost as much arithmetic as the
 layer's own products and copy every map twice more. Here each is applied to one block's columns
-and then its rows, eight maps at a time in vector registers (AVX2 where the processor has it,
-chosen when the module loads), so that the layer's time goes to its products. The input side
+and then its rows, eight maps at a time in vector registers (AVX2 and FMA where the processor
+has them, the portable code otherwise), so that the layer's time goes to its products. The input side
 also pads the board; the output side also crops it and adds the bias and the ReLU.
 """
 from libc.stdlib cimport free, malloc
