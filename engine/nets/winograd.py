@@ -61,7 +61,7 @@ class Transform:
         products = scratch.array("products", (self.window ** 2, blocks, maps))
         np.matmul(windows, kernels, out=products)
         result = scratch.array(name, (batch, size, size, maps))
-        transform_outputs(products, self.at, bias, result, True)
+        transform_outputs(products, self.at, bias, result)
         return result
 
 

@@ -120,10 +120,10 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
 
 
 def transform_outputs(const float[:, :, ::1] products, const float[:, ::1] at,
-                      const float[::1] bias, float[:, :, :, ::1] out, bint relu, bint avx2=True):
-    """out[b, y, x, m] = (A^T M A) of the blocks' products (n*n, blocks, maps), as
-    transform_inputs laid them out, cropped to out (B, S, S, maps), plus bias, then
-    max(0, .) if relu. avx2 as transform_inputs'."""
+                      const float[::1] bias, float[:, :, :, ::1] out, bint avx2=True):
+    """out[b, y, x, m] = max(0, (A^T M A) + bias) of the blocks' products (n*n, blocks, maps), as
+    transform_inputs laid them out, cropped to out (B, S, S, maps): every conv layer of the
+    policy net is followed by its ReLU. avx2 as transform_inputs'."""
     cdef Py_ssize_t batch = out.shape[0], size = out.shape[1], maps = out.shape[3]
     cdef Py_ssize_t n = at.shape[1], blocks = (size + TILE - 1) // TILE
     if (products.shape[0] != n * n or products.shape[1] != batch * blocks * blocks
@@ -159,7 +159,7 @@ def transform_outputs(const float[:, :, ::1] products, const float[:, ::1] at,
                             point = line + j * maps
                             for m in range(maps):
                                 point[m] += bias[m]
-                                if relu and point[m] < 0:
+                                if point[m] < 0:
                                     point[m] = 0
                             memcpy(&out[b, y, col, 0], point, maps * sizeof(float))
     free(rows)

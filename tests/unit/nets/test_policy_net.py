@@ -158,7 +158,7 @@ def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
     products = rng.standard_normal(windows.shape).astype(np.float32)
     bias = rng.standard_normal(maps).astype(np.float32)
     out = np.empty_like(x)
-    transform_outputs(products, t.at, bias, out, True, avx2)
+    transform_outputs(products, t.at, bias, out, avx2)
     for b in range(batch):
         for by in range(blocks):
             for bx in range(blocks):
