@@ -11,9 +11,10 @@ writes, per shard of about `shard_positions` positions (whole games only):
 and `manifest.json` (sources, board size, game trees read so far, counts). A shard and then the
 manifest are written atomically, so a killed `prepare` resumes after its last shard.
 
-`PolicyDataset` memory-maps the shards of one or more such directories; `batch()` draws
-positions uniformly over all of them (so from many games at once), gathers each one's earlier
-positions for feature sets with history, and returns feature planes under a random symmetry.
+`PolicyDataset` memory-maps the shards of one or more such directories; `random_draws()` picks
+positions uniformly over all of them (so from many games at once) and a random symmetry;
+`batch()` gathers each one's earlier positions for feature sets with history, and returns
+feature planes under that symmetry.
 """
 import json
 import os
@@ -215,11 +216,10 @@ class PolicyDataset:
             moves = move_permutation(self.size, symmetry)[moves]
         return planes, moves
 
-    def random_batches(self, feature_set_name, batch_size, rng, augment=True):
-        """Endless (planes, moves) batches of uniformly drawn positions, each batch under one
-        random symmetry (augment) or as played."""
+    def random_draws(self, batch_size, rng, augment=True):
+        """Endless (indices, symmetry) of batches of uniformly drawn positions (so from many
+        games at once), each batch under one random symmetry (augment) or as played (0)."""
         while True:
             indices = rng.integers(0, self.positions, size=batch_size)
             symmetry = int(rng.integers(SYMMETRIES))
-            yield self.batch(feature_set_name, indices, symmetry if augment else 0)
-
+            yield indices, symmetry if augment else 0

@@ -22,7 +22,8 @@ Run directory:
     best.npz          the net of the best held-out top-1 so far
     state.npz         optimizer momentum, step, positions seen, random state
     log.jsonl         {"type": "train", step, positions, loss, top1, rate, positions_per_second}
-                      every log_every steps (means over those steps); {"type": "eval", step,
+                      every log_every steps (means over those steps; loss and top1 of the moves
+                      played, also when the targets mix in a teacher's); {"type": "eval", step,
                       positions, top1, top5, log_loss, held_out_positions} every eval_every
 """
 import dataclasses
@@ -39,6 +40,7 @@ import numpy as np
 
 from engine.nets.policy import KINDS, PolicyNet, edge_map, load_policy, save_policy, softmax
 from engine.training.policydata import PolicyDataset
+from engine.training.policyteacher import Teachers, teacher_paths
 
 SETTINGS = "settings.json"
 WEIGHTS = "weights.npz"
@@ -87,6 +89,11 @@ class PolicySettings:
     augment: int = field(default=1, metadata={"help": "1: each batch under a random board "
                                                       "symmetry; 0: as played"})
     seed: int = field(default=1, metadata={"help": "random seed"})
+    teacher: str = field(default="", metadata={
+        "help": "policy weight files, comma-separated, to distil: the targets mix the move played "
+                "with a teacher's probabilities under a random board symmetry "
+                "(engine/training/policyteacher.py); '': the move played alone"})
+    teacher_weight: float = field(default=0.5, metadata={"help": "the teachers' share of the targets"})
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -104,6 +111,8 @@ class PolicySettings:
         for name in ("kernel", "first_kernel"):
             if getattr(self, name) % 2 == 0:
                 raise ValueError(f"{name} must be odd (a kernel centred on its point)")
+        if not 0.0 < self.teacher_weight <= 1.0:
+            raise ValueError(f"teacher_weight {self.teacher_weight}: must be above 0 and at most 1")
 
     def architecture(self):
         if self.kind == "sn2008":
@@ -131,14 +140,17 @@ class NumpyBackend:
         self.net, self.settings = net, settings
         self.velocity = {name: np.zeros_like(value) for name, value in net.params.items()}
 
-    def step(self, planes, moves, rate):
+    def step(self, planes, moves, rate, targets=None):
         logits, cache = self.net.forward(planes, keep=True)
         probabilities = softmax(logits)
         rows = np.arange(len(moves))
         loss = float(-np.log(np.maximum(probabilities[rows, moves], 1e-30)).mean())
         top1 = float((logits.argmax(axis=1) == moves).mean())
         dlogits = probabilities.astype(np.float32)
-        dlogits[rows, moves] -= 1.0
+        if targets is None:
+            dlogits[rows, moves] -= 1.0
+        else:
+            dlogits -= targets
         dlogits /= len(moves)
         grads = self.net.backward(cache, dlogits)
         for name, grad in grads.items():
@@ -234,7 +246,7 @@ class TorchBackend:
         pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]
         return torch.cat([points, pass_logit[:, None]], dim=1)
 
-    def step(self, planes, moves, rate):
+    def step(self, planes, moves, rate, targets=None):
         torch = self.torch
         for group in self.optimizer.param_groups:
             group["lr"] = rate
@@ -244,12 +256,14 @@ class TorchBackend:
             logits = logits.float()
         else:
             logits = self._forward(planes)
-        target = torch.from_numpy(moves)
-        loss = torch.nn.functional.cross_entropy(logits, target)
+        played = torch.from_numpy(moves)
+        loss = torch.nn.functional.cross_entropy(logits, played)
+        objective = loss if targets is None else \
+            torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
         self.optimizer.zero_grad()
-        loss.backward()
+        objective.backward()
         self.optimizer.step()
-        top1 = float((logits.argmax(dim=1) == target).float().mean())
+        top1 = float((logits.argmax(dim=1) == played).float().mean())
         return float(loss.detach()), top1
 
     def logits(self, planes):
@@ -447,15 +461,18 @@ class PolicyRun:
         if self.optimizer_state is not None:
             backend.load_state(self.optimizer_state)
         games = sum(read_games(directory) for directory in data_dirs)
-        batches = dataset.random_batches(self.settings.feature_set, self.settings.batch_size, self.rng,
-                                         bool(self.settings.augment))
+        teachers = Teachers.load(teacher_paths(self.settings.teacher), self.settings.teacher_weight) \
+            if self.settings.teacher else None
+        draws = dataset.random_draws(self.settings.batch_size, self.rng, bool(self.settings.augment))
         window_loss = window_top1 = 0.0
         window_steps, window_start = 0, time.monotonic()
         bar = _progress(progress, self.settings.steps, self.step)
         try:
             while self.step < self.settings.steps and not (stop and stop.requested):
-                planes, moves = next(batches)
-                loss, top1 = backend.step(planes, moves, self.settings.rate_at(self.step))
+                indices, symmetry = next(draws)
+                planes, moves = dataset.batch(self.settings.feature_set, indices, symmetry)
+                targets = teachers.targets(dataset, indices, symmetry, moves, self.rng) if teachers else None
+                loss, top1 = backend.step(planes, moves, self.settings.rate_at(self.step), targets)
                 if not math.isfinite(loss):
                     raise FloatingPointError(f"step {self.step}: the loss is {loss}; lower the "
                                              f"learning rate and resume")
