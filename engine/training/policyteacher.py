@@ -2,10 +2,11 @@
 probabilities of one or more trained nets (the teachers).
 
 A net averaged over the board's 8 symmetries predicts better than the same net once, but costs
-8 passes at play. Training a net towards that average moves some of the gain into a single pass.
-The cross-entropy is linear in its target, so one teacher under one random symmetry at each batch
-is an unbiased sample of the teachers' average over all 8 (more noise, 1/8 of the cost): the
-expected gradient is the same as the full average's.
+8 passes at play; trained towards that average, a net might keep some of the gain in a single
+pass (the 12 x 64 net did not: docs/notebook/policy.md, twelfth session). The cross-entropy is
+linear in its target, so one teacher under one random symmetry at each batch is an unbiased
+sample of the teachers' average over all 8 (more noise, 1/8 of the cost): the expected gradient
+is the same as the full average's.
 
     target = (1 - weight) * [the move played] + weight * teacher(position under symmetry t),
              read back in the batch's own symmetry
