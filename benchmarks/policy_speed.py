@@ -2,7 +2,7 @@
 and training throughput of the numpy and torch backends side by side.
 
     python benchmarks/policy_speed.py [--weights FILE ...] [--sizes 19 9] [--repeats N] [--symmetries 2 8]
-    python benchmarks/policy_speed.py --train [--data DATA_DIR] [--seconds S]
+    python benchmarks/policy_speed.py --train --data DATA_DIR [--weights FILE ...] [--seconds S]
 
 Inference (target: <= 5 ms a 19x19 position on one core): rows for each --weights file, or for
 fresh nets of the architectures the notebook compares (docs/notebook/policy.md). Columns:
@@ -22,10 +22,12 @@ Times are the median of --repeats positions from a replayed 19x19 game, one BLAS
 (OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
 
 --train: positions a second of each backend on the same batches of a policy data directory
-(--data), numpy then torch with one thread and with two, in float32 and in bfloat16
-(--precision bf16), for the sn2008 net and the 8x48 conv net. numpy and torch float32 take the
-same steps (tests/unit/training/test_policy_training.py), so their ratio is the speed-up;
-bfloat16 takes steps in nearly the same direction.
+(--data), in the settings' batch size, for the nets of the --weights files (default: the sn2008
+net and the 8x48 conv net): numpy, then torch with one thread and with two, in float32 with
+its own convolutions and with Winograd's (conv nets; --convolutions), and in bfloat16
+(--precision bf16; left out on a CPU that only emulates it). numpy and torch take the same
+steps (tests/unit/training/test_policy_training.py), so their ratio is the speed-up; bfloat16
+takes steps in nearly the same direction.
 """
 import os
 
@@ -118,29 +120,41 @@ def inference(nets, sizes, repeats, averaged):
                   + "".join(f" {t:9.2f}" for t in symmetric))
 
 
-def training(data, seconds):
+def training_backends(kind):
+    """(backend, threads, precision, convolutions) of each column the --train table measures."""
+    from engine.training.policytrain import native_bf16, torch_available
+    backends = [("numpy", None, "fp32", "direct")]
+    if torch_available():
+        import torch
+        kinds = [("fp32", "direct")] + [("fp32", "winograd")] * (kind == "conv") + \
+            [("bf16", "direct")] * native_bf16(torch)
+        backends += [("torch", threads, precision, convolutions)
+                     for precision, convolutions in kinds for threads in (1, 2)]
+    return backends
+
+
+def training(data, nets, seconds):
     from engine.training.policydata import PolicyDataset
-    from engine.training.policytrain import PolicySettings, make_backend, torch_available
+    from engine.training.policytrain import PolicySettings, make_backend
     dataset = PolicyDataset([data])
     rng = np.random.default_rng(0)
-    print(f"{'net':14} {'backend':16} {'positions/s':>12}")
-    for name, architecture, feature_set in (ARCHITECTURES[0], ARCHITECTURES[3]):
-        settings = PolicySettings(kind=architecture["kind"], feature_set=feature_set)
-        batches = [dataset.batch(feature_set, rng.integers(0, dataset.positions, 128)) for _ in range(4)]
-        backends = [("numpy", None, "fp32")]
-        if torch_available():
-            backends += [("torch", threads, precision) for precision in ("fp32", "bf16") for threads in (1, 2)]
-        for backend_name, threads, precision in backends:
-            backend = make_backend(backend_name, PolicyNet(architecture, feature_set), settings, threads,
-                                   precision)
+    print(f"{'net':26} {'backend':26} {'positions/s':>12}")
+    for name, net in nets:
+        architecture = net.architecture
+        settings = PolicySettings(kind=architecture["kind"], feature_set=net.feature_set.name)
+        batches = [dataset.batch(net.feature_set.name, rng.integers(0, dataset.positions, settings.batch_size))
+                   for _ in range(4)]
+        for backend_name, threads, precision, convolutions in training_backends(architecture["kind"]):
+            fresh = PolicyNet(architecture, net.feature_set.name, {k: v.copy() for k, v in net.params.items()})
+            backend = make_backend(backend_name, fresh, settings, threads, precision, convolutions)
             done, started = 0, time.perf_counter()
             while time.perf_counter() - started < seconds:
                 planes, moves = batches[done % len(batches)]
                 backend.step(planes, moves, 0.001)
                 done += 1
-            rate = done * 128 / (time.perf_counter() - started)
-            label = backend_name + (f" x{threads} {precision}" if threads else "")
-            print(f"{name:14} {label:16} {rate:12.0f}")
+            rate = done * settings.batch_size / (time.perf_counter() - started)
+            label = backend_name + (f" x{threads} {precision} {convolutions}" if threads else "")
+            print(f"{name:26} {label:26} {rate:12.0f}")
 
 
 def main():
@@ -154,14 +168,16 @@ def main():
     parser.add_argument("--data", help="a policy data directory (kosumi-train policy data)")
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
+    nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights]
     if args.train:
         if not args.data:
             parser.error("--train needs --data DATA_DIR (kosumi-train policy data makes one)")
-        training(args.data, args.seconds)
+        training(args.data, nets or [(name, PolicyNet(architecture, feature_set))
+                                     for name, architecture, feature_set in (ARCHITECTURES[0], ARCHITECTURES[3])],
+                 args.seconds)
         return
-    nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights] or \
-        [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in ARCHITECTURES]
-    inference(nets, args.sizes, args.repeats, args.symmetries)
+    inference(nets or [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in ARCHITECTURES],
+              args.sizes, args.repeats, args.symmetries)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ player's or an evaluation's), not to a training run. The logits equal PolicyNet.
 float32 rounding.
 """
 import functools
+import math
 import threading
 
 import numpy as np
@@ -66,17 +67,19 @@ class Transform:
 
 
 class Scratch(threading.local):
-    """A thread's arrays, kept from call to call by name and shape: a layer's fresh pages cost
-    more than its products (the search's threads each take their own)."""
+    """A thread's arrays, kept from call to call by name: a layer's fresh pages cost more than its
+    products (the search's threads each take their own). An array of a name is the front of the
+    largest one asked for so far, so its contents last until the name is asked for again."""
 
     def __init__(self):
         self.arrays = {}
 
     def array(self, name, shape):
-        kept = self.arrays.get((name, shape))
-        if kept is None:
-            kept = self.arrays[name, shape] = np.empty(shape, np.float32)
-        return kept
+        size = math.prod(shape)
+        kept = self.arrays.get(name)
+        if kept is None or kept.size < size:
+            kept = self.arrays[name] = np.empty(size, np.float32)
+        return kept[:size].reshape(shape)
 
 
 @functools.lru_cache(maxsize=None)

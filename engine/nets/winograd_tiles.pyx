@@ -1,12 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The two transforms of a Winograd convolution (engine/nets/winograd.py), block by block in C.
+"""The two transforms of a Winograd convolution (engine/nets/winograd.py), block by block in C,
+and their adjoints (transposes), which carry a training step's gradients back through them
+(engine/training/policywinograd.py).
 
 As matrix products over whole layers (the Kronecker forms) they cost as much arithmetic as the
 layer's own products and copy every map twice more. Here each is applied to one block's columns
 and then its rows, eight maps at a time in vector registers (AVX2 and FMA where the processor
 has them, the portable code otherwise), so that the layer's time goes to its products. The input side
 also pads the board; the output side also crops it and adds the bias and the ReLU.
+
+The blocks' arrays (points, blocks, maps) may be those of a part of a batch, a slice of the
+blocks of a larger array, so that threads can share a batch's transforms (they release the GIL).
 """
+from cython cimport view
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
@@ -40,41 +46,42 @@ cdef extern from *:
     }
 
     #define KOSUMI_AVX2 __attribute__((target("avx2,fma")))
-    KOSUMI_COMBINE(kosumi_inputs6_avx2, 6, 6, KOSUMI_AVX2)
-    KOSUMI_COMBINE(kosumi_inputs8_avx2, 8, 8, KOSUMI_AVX2)
-    KOSUMI_COMBINE(kosumi_outputs6_avx2, 6, 4, KOSUMI_AVX2)
-    KOSUMI_COMBINE(kosumi_outputs8_avx2, 8, 4, KOSUMI_AVX2)
-    KOSUMI_COMBINE(kosumi_inputs6, 6, 6, )
-    KOSUMI_COMBINE(kosumi_inputs8, 8, 8, )
-    KOSUMI_COMBINE(kosumi_outputs6, 6, 4, )
-    KOSUMI_COMBINE(kosumi_outputs8, 8, 4, )
+    #define KOSUMI_BOTH(N, OUT)                                                                  \
+        KOSUMI_COMBINE(kosumi_##N##_##OUT##_avx2, N, OUT, KOSUMI_AVX2)                           \
+        KOSUMI_COMBINE(kosumi_##N##_##OUT, N, OUT, )
+    KOSUMI_BOTH(6, 6)       /* a 3x3 layer's windows: inputs, and their adjoint */
+    KOSUMI_BOTH(6, 4)       /* its outputs */
+    KOSUMI_BOTH(4, 6)       /* the outputs' adjoint */
+    KOSUMI_BOTH(8, 8)       /* the same for a 5x5 layer */
+    KOSUMI_BOTH(8, 4)
+    KOSUMI_BOTH(4, 8)
 
-    /* The combine for a window of n points a side (6 or 8), to n (inputs) or 4 (outputs) points,
-       in AVX2 if allowed and the processor has it; NULL for another window. */
-    static kosumi_combine kosumi_combiner(int n, int inputs, int allow_avx2) {
+    /* The combine of n points to out points, in AVX2 if allowed and the processor has it;
+       NULL for a pair no transform needs. */
+    static kosumi_combine kosumi_combiner(int n, int out, int allow_avx2) {
         int avx2 = allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        if (n == 6) return inputs ? (avx2 ? kosumi_inputs6_avx2 : kosumi_inputs6)
-                                  : (avx2 ? kosumi_outputs6_avx2 : kosumi_outputs6);
-        if (n == 8) return inputs ? (avx2 ? kosumi_inputs8_avx2 : kosumi_inputs8)
-                                  : (avx2 ? kosumi_outputs8_avx2 : kosumi_outputs8);
+        #define KOSUMI_PICK(N, OUT) \
+            if (n == N && out == OUT) return avx2 ? kosumi_##N##_##OUT##_avx2 : kosumi_##N##_##OUT;
+        KOSUMI_PICK(6, 6) KOSUMI_PICK(6, 4) KOSUMI_PICK(4, 6)
+        KOSUMI_PICK(8, 8) KOSUMI_PICK(8, 4) KOSUMI_PICK(4, 8)
         return NULL;
     }
     """
     ctypedef void (*kosumi_combine)(const float *, long, float *, long, const float *, long) noexcept nogil
-    kosumi_combine kosumi_combiner(int n, int inputs, int allow_avx2)
+    kosumi_combine kosumi_combiner(int n, int out, int allow_avx2)
 
 DEF TILE = 4
 
 
-cdef kosumi_combine _combiner(Py_ssize_t n, bint inputs, bint avx2) except NULL:
-    cdef kosumi_combine combine = kosumi_combiner(n, inputs, avx2)
+cdef kosumi_combine _combiner(Py_ssize_t n, Py_ssize_t out, bint avx2) except NULL:
+    cdef kosumi_combine combine = kosumi_combiner(n, out, avx2)
     if combine == NULL:
-        raise ValueError(f"no Winograd transform for a window of {n} points")
+        raise ValueError(f"no Winograd transform between windows of {n} and {out} points")
     return combine
 
 
 def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pad,
-                     float[:, :, ::1] out, bint avx2=True):
+                     float[:, :, ::view.contiguous] out, bint avx2=True):
     """out[p, block, c] = (B^T d B)[p] for every TILE x TILE block of outputs of x (B, S, S, C),
     d its (n x n) window of inputs, `pad` lines of zeros around the board; the blocks run over
     the batch, then their rows and columns; p over the window's points row by row. avx2=False:
@@ -84,14 +91,14 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
     if out.shape[0] != n * n or out.shape[1] != batch * blocks * blocks or out.shape[2] != channels:
         raise ValueError(f"transform_inputs: out has shape {tuple(out.shape)[:3]}, "
                          f"not {(n * n, batch * blocks * blocks, channels)}")
-    cdef kosumi_combine combine = _combiner(n, True, avx2)
+    cdef kosumi_combine combine = _combiner(n, n, avx2)
     cdef float* window = <float*> malloc(2 * n * n * channels * sizeof(float))
     if window == NULL:
         raise MemoryError()
     cdef float* rows = window + n * n * channels
     cdef const float* source
     cdef Py_ssize_t b, by, bx, block, i, j, top, left, y, col, row_step
-    cdef Py_ssize_t point_step = out.shape[1] * channels
+    cdef Py_ssize_t point_step = out.strides[0] // sizeof(float)
     with nogil:
         for b in range(batch):
             for by in range(blocks):
@@ -119,7 +126,7 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
     free(window)
 
 
-def transform_outputs(const float[:, :, ::1] products, const float[:, ::1] at,
+def transform_outputs(const float[:, :, ::view.contiguous] products, const float[:, ::1] at,
                       const float[::1] bias, float[:, :, :, ::1] out, bint avx2=True):
     """out[b, y, x, m] = max(0, (A^T M A) + bias) of the blocks' products (n*n, blocks, maps), as
     transform_inputs laid them out, cropped to out (B, S, S, maps): every conv layer of the
@@ -131,14 +138,14 @@ def transform_outputs(const float[:, :, ::1] products, const float[:, ::1] at,
         raise ValueError(f"transform_outputs: products {tuple(products.shape)[:3]}, bias "
                          f"{bias.shape[0]} and A^T {tuple(at.shape)[:2]} do not fit out "
                          f"{tuple(out.shape)}")
-    cdef kosumi_combine combine = _combiner(n, False, avx2)
+    cdef kosumi_combine combine = _combiner(n, TILE, avx2)
     cdef float* rows = <float*> malloc((TILE * n + TILE) * maps * sizeof(float))
     if rows == NULL:
         raise MemoryError()
     cdef float* line = rows + TILE * n * maps
     cdef float* point
     cdef Py_ssize_t b, by, bx, block, i, j, m, y, col
-    cdef Py_ssize_t point_step = products.shape[1] * maps
+    cdef Py_ssize_t point_step = products.strides[0] // sizeof(float)
     with nogil:
         for b in range(batch):
             for by in range(blocks):
@@ -163,3 +170,109 @@ def transform_outputs(const float[:, :, ::1] products, const float[:, ::1] at,
                                     point[m] = 0
                             memcpy(&out[b, y, col, 0], point, maps * sizeof(float))
     free(rows)
+
+
+cdef float* _transposed(const float[:, ::1] m) except NULL:
+    """A malloc'd row-major copy of m's transpose (the caller frees it)."""
+    cdef Py_ssize_t rows = m.shape[0], cols = m.shape[1], i, j
+    cdef float* t = <float*> malloc(rows * cols * sizeof(float))
+    if t == NULL:
+        raise MemoryError()
+    for i in range(rows):
+        for j in range(cols):
+            t[j * rows + i] = m[i, j]
+    return t
+
+
+def adjoint_inputs(const float[:, :, ::view.contiguous] grads, const float[:, ::1] bt, int pad,
+                   float[:, :, :, ::1] out, bint avx2=True):
+    """The adjoint of transform_inputs with the same bt and pad: out (B, S, S, C) = for each point,
+    the sum over the windows that cover it of B g B^T, g the window's gradients grads[:, block]
+    (n*n, blocks, C); what falls on the padding is dropped. out is overwritten."""
+    cdef Py_ssize_t batch = out.shape[0], size = out.shape[1], channels = out.shape[3]
+    cdef Py_ssize_t n = bt.shape[0], blocks = (size + TILE - 1) // TILE
+    if grads.shape[0] != n * n or grads.shape[1] != batch * blocks * blocks or grads.shape[2] != channels:
+        raise ValueError(f"adjoint_inputs: grads have shape {tuple(grads.shape)[:3]}, "
+                         f"not {(n * n, batch * blocks * blocks, channels)}")
+    cdef kosumi_combine combine = _combiner(n, n, avx2)
+    cdef float* b_matrix = _transposed(bt)
+    cdef float* rows = <float*> malloc((n * n + n) * channels * sizeof(float))
+    if rows == NULL:
+        free(b_matrix)
+        raise MemoryError()
+    cdef float* line = rows + n * n * channels
+    cdef float* target
+    cdef float* source
+    cdef Py_ssize_t b, by, bx, block, i, j, c, top, left, y, col
+    cdef Py_ssize_t point_step = grads.strides[0] // sizeof(float)
+    with nogil:
+        for b in range(batch):
+            memset(&out[b, 0, 0, 0], 0, size * size * channels * sizeof(float))
+            for by in range(blocks):
+                for bx in range(blocks):
+                    block = (b * blocks + by) * blocks + bx
+                    top, left = by * TILE - pad, bx * TILE - pad
+                    for j in range(n):          # B g, a column at a time
+                        combine(&grads[j, block, 0], n * point_step, rows + j * channels,
+                                n * channels, b_matrix, channels)
+                    for i in range(n):          # (B g) B^T, a row at a time, onto the board
+                        y = top + i
+                        if y < 0 or y >= size:
+                            continue
+                        combine(rows + i * n * channels, channels, line, channels, b_matrix, channels)
+                        for j in range(n):
+                            col = left + j
+                            if 0 <= col < size:
+                                target, source = &out[b, y, col, 0], line + j * channels
+                                for c in range(channels):
+                                    target[c] += source[c]
+    free(rows)
+    free(b_matrix)
+
+
+def adjoint_outputs(const float[:, :, :, ::1] grads, const float[:, ::1] at,
+                    float[:, :, ::view.contiguous] out, bint avx2=True):
+    """The adjoint of transform_outputs' linear part (its products to the outputs before the bias
+    and the ReLU), with the same at: out[:, block] (n*n, blocks, maps) = A g A^T, g the block's
+    TILE x TILE gradients of grads (B, S, S, maps), zero beyond the board."""
+    cdef Py_ssize_t batch = grads.shape[0], size = grads.shape[1], maps = grads.shape[3]
+    cdef Py_ssize_t n = at.shape[1], blocks = (size + TILE - 1) // TILE
+    if (out.shape[0] != n * n or out.shape[1] != batch * blocks * blocks or out.shape[2] != maps
+            or at.shape[0] != TILE):
+        raise ValueError(f"adjoint_outputs: out {tuple(out.shape)[:3]} and A^T "
+                         f"{tuple(at.shape)[:2]} do not fit grads {tuple(grads.shape)}")
+    cdef kosumi_combine combine = _combiner(TILE, n, avx2)
+    cdef float* a_matrix = _transposed(at)
+    cdef float* window = <float*> malloc((TILE * TILE + n * TILE) * maps * sizeof(float))
+    if window == NULL:
+        free(a_matrix)
+        raise MemoryError()
+    cdef float* rows = window + TILE * TILE * maps
+    cdef const float* source
+    cdef Py_ssize_t b, by, bx, block, i, j, y, col, row_step
+    cdef Py_ssize_t point_step = out.strides[0] // sizeof(float)
+    with nogil:
+        for b in range(batch):
+            for by in range(blocks):
+                for bx in range(blocks):
+                    block = (b * blocks + by) * blocks + bx
+                    if (by + 1) * TILE <= size and (bx + 1) * TILE <= size:
+                        source, row_step = &grads[b, by * TILE, bx * TILE, 0], size * maps
+                    else:           # the block crosses the edge: a copy with its zeros
+                        for i in range(TILE):
+                            for j in range(TILE):
+                                y, col = by * TILE + i, bx * TILE + j
+                                if y < size and col < size:
+                                    memcpy(window + (i * TILE + j) * maps, &grads[b, y, col, 0],
+                                           maps * sizeof(float))
+                                else:
+                                    memset(window + (i * TILE + j) * maps, 0, maps * sizeof(float))
+                        source, row_step = window, TILE * maps
+                    for j in range(TILE):       # A g, a column at a time
+                        combine(source + j * maps, row_step, rows + j * maps, TILE * maps,
+                                a_matrix, maps)
+                    for i in range(n):          # (A g) A^T, a row at a time
+                        combine(rows + i * TILE * maps, maps, &out[i * n, block, 0], point_step,
+                                a_matrix, maps)
+    free(window)
+    free(a_matrix)

@@ -34,7 +34,7 @@ from engine.nets.winograd import play_forward
 from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policygrow import NOISE, grown
-from engine.training.policytrain import (LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
+from engine.training.policytrain import (CONVOLUTIONS, LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
                                          move_ranks, summarise_ranks)
 
 
@@ -71,6 +71,9 @@ def build_parser():
     train.add_argument("--precision", default="fp32", choices=PRECISIONS,
                        help="torch: bf16 runs the step's convolutions in bfloat16 (faster on CPUs "
                             "with AVX-512 BF16; weights and evaluation stay float32)")
+    train.add_argument("--convolutions", default="auto", choices=CONVOLUTIONS,
+                       help="torch: winograd takes the conv nets' 3x3 and 5x5 layers by Winograd's "
+                            "F(4x4), fewer products than torch's own (direct); auto: winograd in fp32")
     train.add_argument("--log-every", type=int, default=100)
     train.add_argument("--checkpoint-every", type=int, default=1000)
     train.add_argument("--eval-every", type=int, default=2000)
@@ -119,7 +122,7 @@ def _train(args, parser):
         with Stop() as stop:
             run.train(args.data, args.eval_data, args.backend, args.threads, args.log_every,
                       args.checkpoint_every, args.eval_every, args.eval_positions, stop,
-                      not args.no_progress, args.precision)
+                      not args.no_progress, args.precision, args.convolutions)
     except (ValueError, DataError, WeightFileError) as error:
         parser.error(str(error))
     return 0

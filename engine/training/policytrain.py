@@ -26,6 +26,7 @@ Run directory:
                       played, also when the targets mix in a teacher's); {"type": "eval", step,
                       positions, top1, top5, log_loss, held_out_positions} every eval_every
 """
+import contextlib
 import dataclasses
 import json
 import math
@@ -175,6 +176,18 @@ class NumpyBackend:
 
 
 PRECISIONS = ("fp32", "bf16")
+CONVOLUTIONS = ("auto", "winograd", "direct")
+
+
+def use_winograd(convolutions, precision, kind):
+    """Whether the torch step takes its convolutions by Winograd (engine/training/policywinograd.py)
+    or torch's own: `auto` takes Winograd for a conv net in float32, where it is the faster."""
+    if convolutions not in CONVOLUTIONS:
+        raise ValueError(f"convolutions {convolutions!r}: choose from {', '.join(CONVOLUTIONS)}")
+    if convolutions == "winograd" and (precision != "fp32" or kind != "conv"):
+        raise ValueError(f"Winograd convolutions are for conv nets in fp32, not a {kind} net in "
+                         f"{precision}: take --convolutions direct")
+    return convolutions == "winograd" or (convolutions == "auto" and precision == "fp32" and kind == "conv")
 
 
 def native_bf16(torch):
@@ -191,10 +204,11 @@ class TorchBackend:
 
     precision "bf16" runs the training step's convolutions in bfloat16 under autocast (the
     weights, their momentum and the loss stay float32): CPUs with AVX-512 BF16 take these steps
-    much faster. Evaluation stays float32, so held-out numbers do not depend on it."""
+    much faster. Evaluation stays float32, so held-out numbers do not depend on it.
+    convolutions: see use_winograd(); Winograd's layers take as many threads as torch."""
     name = "torch"
 
-    def __init__(self, net, settings, threads=None, precision="fp32"):
+    def __init__(self, net, settings, threads=None, precision="fp32", convolutions="auto"):
         import torch
         self.torch = torch
         if threads:
@@ -207,6 +221,15 @@ class TorchBackend:
                   f"there, many times slower than fp32", file=sys.stderr)
         self.precision = precision
         self.net, self.settings = net, settings
+        self.winograd = use_winograd(convolutions, precision, net.architecture["kind"])
+        self.passes = contextlib.nullcontext      # what the forward and backward passes run in
+        if self.winograd:
+            from engine.training.policywinograd import KERNELS, WinogradLayer, WinogradStep
+            step = WinogradStep(torch.get_num_threads())
+            kernels = [net.params[f"conv{layer}.w"].shape[-1] for layer in range(net.architecture["layers"])]
+            self.winograd_layers = [WinogradLayer(r, layer, step) if r in KERNELS else None
+                                    for layer, r in enumerate(kernels)]
+            self.passes = step.one_blas_thread
         # oneDNN's CPU convolutions run faster on channels-last memory than on the default
         # layout; the Sutskever & Nair net reshapes its boards and keeps the default.
         self.channels_last = net.architecture["kind"] == "conv"
@@ -238,9 +261,13 @@ class TorchBackend:
         else:
             hidden = x
             for layer in range(architecture["layers"]):
-                weight = p[f"conv{layer}.w"]
-                hidden = torch.relu(functional.conv2d(hidden, weight, p[f"conv{layer}.b"],
-                                                      padding=weight.shape[-1] // 2))
+                weight, bias = p[f"conv{layer}.w"], p[f"conv{layer}.b"]
+                fast = self.winograd and self.winograd_layers[layer]
+                if fast:
+                    # the transforms take NHWC, which is channels-last memory: no copy either way
+                    hidden = fast(hidden.permute(0, 2, 3, 1).contiguous(), weight, bias).permute(0, 3, 1, 2)
+                else:
+                    hidden = torch.relu(functional.conv2d(hidden, weight, bias, padding=weight.shape[-1] // 2))
         points = functional.conv2d(hidden, p["output.w"], p["output.b"],
                                    padding=p["output.w"].shape[-1] // 2).reshape(batch, size * size)
         pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]
@@ -250,24 +277,25 @@ class TorchBackend:
         torch = self.torch
         for group in self.optimizer.param_groups:
             group["lr"] = rate
-        if self.precision == "bf16":
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+        with self.passes():
+            if self.precision == "bf16":
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    logits = self._forward(planes)
+                logits = logits.float()
+            else:
                 logits = self._forward(planes)
-            logits = logits.float()
-        else:
-            logits = self._forward(planes)
-        played = torch.from_numpy(moves)
-        loss = torch.nn.functional.cross_entropy(logits, played)
-        objective = loss if targets is None else \
-            torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
-        self.optimizer.zero_grad()
-        objective.backward()
-        self.optimizer.step()
+            played = torch.from_numpy(moves)
+            loss = torch.nn.functional.cross_entropy(logits, played)
+            objective = loss if targets is None else \
+                torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
+            self.optimizer.zero_grad()
+            objective.backward()
+            self.optimizer.step()
         top1 = float((logits.argmax(dim=1) == played).float().mean())
         return float(loss.detach()), top1
 
     def logits(self, planes):
-        with self.torch.no_grad():
+        with self.torch.no_grad(), self.passes():
             return self._forward(planes).numpy()
 
     def export(self):
@@ -295,16 +323,18 @@ def torch_available():
     return True
 
 
-def make_backend(name, net, settings, threads=None, precision="fp32"):
+def make_backend(name, net, settings, threads=None, precision="fp32", convolutions="auto"):
     if name == "auto":
         name = "torch" if torch_available() else "numpy"
     if name == "torch":
         if not torch_available():
             raise ValueError("backend torch: PyTorch is not installed (pip install -e '.[train]')")
-        return TorchBackend(net, settings, threads, precision)
+        return TorchBackend(net, settings, threads, precision, convolutions)
     if name == "numpy":
         if precision != "fp32":
             raise ValueError(f"precision {precision}: only the torch backend has it")
+        if convolutions == "winograd":
+            raise ValueError("convolutions winograd: only the torch backend has them")
         return NumpyBackend(net, settings)
     raise ValueError(f"unknown backend {name!r}: choose auto, torch or numpy")
 
@@ -452,12 +482,12 @@ class PolicyRun:
 
     def train(self, data_dirs, eval_dirs=(), backend_name="auto", threads=None, log_every=100,
               checkpoint_every=1000, eval_every=2000, eval_positions=10_000, stop=None, progress=True,
-              precision="fp32"):
+              precision="fp32", convolutions="auto"):
         """Trains until settings.steps updates (or a stop request); checkpoints on the way out."""
         dataset = PolicyDataset(data_dirs)
         held_out = PolicyDataset(eval_dirs) if eval_dirs else None
         eval_indices = evaluation_indices(held_out, eval_positions) if held_out else None
-        backend = make_backend(backend_name, self.net, self.settings, threads, precision)
+        backend = make_backend(backend_name, self.net, self.settings, threads, precision, convolutions)
         if self.optimizer_state is not None:
             backend.load_state(self.optimizer_state)
         games = sum(read_games(directory) for directory in data_dirs)

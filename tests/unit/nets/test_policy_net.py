@@ -15,7 +15,7 @@ from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LA
 from engine.nets.predictor import MovePredictor, symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
 from engine.nets.winograd import CHUNK, POINTS, TILE, WinogradForward, transform as winograd_transform
-from engine.nets.winograd_tiles import transform_inputs, transform_outputs
+from engine.nets.winograd_tiles import adjoint_inputs, adjoint_outputs, transform_inputs, transform_outputs
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
 from tests.diagrams import LADDER, load_board, vertex
@@ -170,6 +170,47 @@ def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
                 rows, cols = min(TILE, size - TILE * by), min(TILE, size - TILE * bx)
                 assert np.allclose(out[b, TILE * by:TILE * by + rows, TILE * bx:TILE * bx + cols],
                                    np.maximum(y[:rows, :cols], 0), atol=1e-4 * np.abs(y).max())
+
+
+@pytest.mark.parametrize("r", sorted(POINTS))
+@pytest.mark.parametrize("avx2", [True, False])
+@pytest.mark.parametrize("size", [9, 8, 3])
+def test_winograd_adjoints_are_the_transposes_of_the_block_transforms(r, avx2, size):
+    # <T x, g> = <x, T' g> for random x and g: the training step's gradients (11 maps: the
+    # vector registers and the tail; 9 and 3: blocks that cross the edge, 8: none do)
+    t, batch, maps = winograd_transform(r), 3, 11
+    n, blocks, rng = t.window, batch * (-(-size // TILE)) ** 2, np.random.default_rng(size)
+    x = rng.standard_normal((batch, size, size, maps)).astype(np.float32)
+    window_grads = rng.standard_normal((n * n, blocks, maps)).astype(np.float32)
+    windows, x_grads = np.empty_like(window_grads), np.full_like(x, np.nan)
+    transform_inputs(x, t.bt, r // 2, windows, avx2)
+    adjoint_inputs(window_grads, t.bt, r // 2, x_grads, avx2)
+    assert np.isclose(np.vdot(windows, window_grads), np.vdot(x, x_grads), rtol=1e-4)
+    # the outputs' linear part: a bias large enough that the ReLU never cuts
+    products, bias = rng.standard_normal(window_grads.shape).astype(np.float32), np.float32(1000)
+    out, out_grads = np.empty_like(x), rng.standard_normal(x.shape).astype(np.float32)
+    transform_outputs(products, t.at, np.full(maps, bias), out, avx2)
+    product_grads = np.full_like(products, np.nan)
+    adjoint_outputs(out_grads, t.at, product_grads, avx2)
+    assert np.isclose(np.vdot(out - bias, out_grads), np.vdot(products, product_grads), rtol=1e-4)
+
+
+@pytest.mark.parametrize("r", sorted(POINTS))
+def test_winograd_block_transforms_take_a_part_of_a_batch(r):
+    # the trainer's threads each take some positions: their blocks are a slice of the batch's
+    t, size, batch, maps = winograd_transform(r), 9, 4, 11
+    n, per_position, rng = t.window, (-(-size // TILE)) ** 2, np.random.default_rng(r)
+    x = rng.standard_normal((batch, size, size, maps)).astype(np.float32)
+    whole, parts = (np.empty((n * n, batch * per_position, maps), np.float32) for _ in range(2))
+    transform_inputs(x, t.bt, r // 2, whole)
+    for start, stop in ((0, 1), (1, 4)):
+        transform_inputs(x[start:stop], t.bt, r // 2, parts[:, start * per_position:stop * per_position])
+    assert np.array_equal(whole, parts)
+    out_whole, out_parts = np.empty_like(x), np.empty_like(x)
+    adjoint_inputs(whole, t.bt, r // 2, out_whole)
+    for start, stop in ((0, 3), (3, 4)):
+        adjoint_inputs(whole[:, start * per_position:stop * per_position], t.bt, r // 2, out_parts[start:stop])
+    assert np.array_equal(out_whole, out_parts)
 
 
 def test_search_threads_sharing_a_winograd_pass_keep_their_own_arrays():

@@ -291,6 +291,58 @@ def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
             [tmp_path / "data"], backend_name="numpy", progress=False, precision="bf16")
 
 
+def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
+    """{name: (Winograd's gradient, torch's own)} of one batch's loss, and the logits."""
+    import torch
+    from engine.training.policytrain import TorchBackend
+    rng = np.random.default_rng(seed)
+    net = PolicyNet(settings.architecture(), settings.feature_set or "rich", seed=seed)
+    planes = rng.random((5, net.feature_set.planes, size, size)).astype(np.float32)
+    moves = torch.from_numpy(rng.integers(0, size * size + 1, 5))
+    results = []
+    for convolutions in ("winograd", "direct"):
+        backend = TorchBackend(PolicyNet(net.architecture, net.feature_set.name, dict(net.params)),
+                               settings, threads, convolutions=convolutions)
+        with backend.passes():
+            logits = backend._forward(planes)
+            torch.nn.functional.cross_entropy(logits, moves).backward()
+        results.append({"logits": logits.detach().numpy()} |
+                       {name: param.grad.numpy().copy() for name, param in backend.params.items()})
+    return {name: (results[0][name], results[1][name]) for name in results[0]}
+
+
+@needs_torch
+@pytest.mark.parametrize("size,first_kernel", [(19, 5), (9, 3), (7, 7), (5, 5)])
+def test_winograd_steps_have_torch_convolutions_gradients(size, first_kernel):
+    # 7: a first layer with no transform takes torch's own; 5: one block, cut by the edge
+    settings = small_settings(channels=11, layers=4, first_kernel=first_kernel)
+    for name, (winograd, direct) in winograd_and_direct_gradients(settings, size).items():
+        assert winograd.shape == direct.shape
+        assert np.allclose(winograd, direct, atol=3e-4 * np.abs(direct).max()), name
+
+
+@needs_torch
+def test_winograd_threads_share_a_batch_and_give_its_gradients():
+    settings = small_settings(channels=11, layers=3, first_kernel=5)
+    one, two = (winograd_and_direct_gradients(settings, 9, threads) for threads in (1, 2))
+    for name in one:    # the same sums, in another order where torch's threads add them
+        assert np.allclose(one[name][0], two[name][0], atol=1e-5 * np.abs(one[name][0]).max()), name
+
+
+@needs_torch
+def test_winograd_convolutions_are_for_conv_nets_in_float32():
+    from engine.training.policytrain import TorchBackend, use_winograd
+    assert use_winograd("auto", "fp32", "conv") and not use_winograd("auto", "bf16", "conv")
+    assert not use_winograd("auto", "fp32", "sn2008") and not use_winograd("direct", "fp32", "conv")
+    settings = small_settings(kind="sn2008", feature_set="", kernel=3, hidden=3)
+    for precision, net_settings in (("bf16", small_settings()), ("fp32", settings)):
+        net = PolicyNet(net_settings.architecture(), net_settings.feature_set or "rich")
+        with pytest.raises(ValueError, match="take --convolutions direct"):
+            TorchBackend(net, net_settings, precision=precision, convolutions="winograd")
+    with pytest.raises(ValueError, match="choose from auto, winograd, direct"):
+        use_winograd("fast", "fp32", "conv")
+
+
 @needs_torch
 def test_bfloat16_on_a_cpu_that_only_emulates_it_warns(monkeypatch, capsys):
     import engine.training.policytrain as policytrain
