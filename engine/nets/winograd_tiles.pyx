@@ -73,6 +73,53 @@ cdef extern from *:
 DEF TILE = 4
 
 
+cdef const float* _window(const float[:, :, :, ::1] x, Py_ssize_t b, Py_ssize_t top, Py_ssize_t left,
+                          Py_ssize_t n, float* copy, Py_ssize_t* row_step) noexcept nogil:
+    """The n x n window of position b of x (B, S, S, C) from point (top, left): in x where it lies
+    on the board, else copied into `copy` with zeros off the board; *row_step is its rows' step."""
+    cdef Py_ssize_t size = x.shape[1], channels = x.shape[3], i, j, y, col
+    if top >= 0 and left >= 0 and top + n <= size and left + n <= size:
+        row_step[0] = size * channels
+        return &x[b, top, left, 0]
+    for i in range(n):
+        for j in range(n):
+            y, col = top + i, left + j
+            if 0 <= y < size and 0 <= col < size:
+                memcpy(copy + (i * n + j) * channels, &x[b, y, col, 0], channels * sizeof(float))
+            else:
+                memset(copy + (i * n + j) * channels, 0, channels * sizeof(float))
+    row_step[0] = n * channels
+    return copy
+
+
+cdef int _to_blocks(const float[:, :, :, ::1] x, const float* m, Py_ssize_t side, Py_ssize_t n,
+                    Py_ssize_t pad, float[:, :, ::view.contiguous] out, kosumi_combine combine) except -1:
+    """out[:, block] = M d M^T (n x n points) for the window d of each TILE x TILE block of x
+    (B, S, S, C), `side` points a side from `pad` points before the block; M is n x side, row-major."""
+    cdef Py_ssize_t batch = x.shape[0], size = x.shape[1], channels = x.shape[3]
+    cdef Py_ssize_t blocks = (size + TILE - 1) // TILE, point_step = out.strides[0] // sizeof(float)
+    cdef float* window = <float*> malloc((side * side + n * side) * channels * sizeof(float))
+    if window == NULL:
+        raise MemoryError()
+    cdef float* rows = window + side * side * channels
+    cdef const float* source
+    cdef Py_ssize_t b, by, bx, block, i, j, row_step
+    with nogil:
+        for b in range(batch):
+            for by in range(blocks):
+                for bx in range(blocks):
+                    block = (b * blocks + by) * blocks + bx
+                    source = _window(x, b, by * TILE - pad, bx * TILE - pad, side, window, &row_step)
+                    for j in range(side):       # M d, a column at a time
+                        combine(source + j * channels, row_step, rows + j * channels, side * channels,
+                                m, channels)
+                    for i in range(n):          # (M d) M^T, a row at a time
+                        combine(rows + i * side * channels, channels, &out[i * n, block, 0], point_step,
+                                m, channels)
+    free(window)
+    return 0
+
+
 cdef kosumi_combine _combiner(Py_ssize_t n, Py_ssize_t out, bint avx2) except NULL:
     cdef kosumi_combine combine = kosumi_combiner(n, out, avx2)
     if combine == NULL:
@@ -91,39 +138,7 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
     if out.shape[0] != n * n or out.shape[1] != batch * blocks * blocks or out.shape[2] != channels:
         raise ValueError(f"transform_inputs: out has shape {tuple(out.shape)[:3]}, "
                          f"not {(n * n, batch * blocks * blocks, channels)}")
-    cdef kosumi_combine combine = _combiner(n, n, avx2)
-    cdef float* window = <float*> malloc(2 * n * n * channels * sizeof(float))
-    if window == NULL:
-        raise MemoryError()
-    cdef float* rows = window + n * n * channels
-    cdef const float* source
-    cdef Py_ssize_t b, by, bx, block, i, j, top, left, y, col, row_step
-    cdef Py_ssize_t point_step = out.strides[0] // sizeof(float)
-    with nogil:
-        for b in range(batch):
-            for by in range(blocks):
-                for bx in range(blocks):
-                    block = (b * blocks + by) * blocks + bx
-                    top, left = by * TILE - pad, bx * TILE - pad
-                    if top >= 0 and left >= 0 and top + n <= size and left + n <= size:
-                        source, row_step = &x[b, top, left, 0], size * channels
-                    else:           # the window crosses the edge: a copy with its zeros
-                        for i in range(n):
-                            for j in range(n):
-                                y, col = top + i, left + j
-                                if 0 <= y < size and 0 <= col < size:
-                                    memcpy(window + (i * n + j) * channels, &x[b, y, col, 0],
-                                           channels * sizeof(float))
-                                else:
-                                    memset(window + (i * n + j) * channels, 0, channels * sizeof(float))
-                        source, row_step = window, n * channels
-                    for j in range(n):          # B^T d, a column at a time
-                        combine(source + j * channels, row_step, rows + j * channels, n * channels,
-                                &bt[0, 0], channels)
-                    for i in range(n):          # (B^T d) B, a row at a time
-                        combine(rows + i * n * channels, channels, &out[i * n, block, 0], point_step,
-                                &bt[0, 0], channels)
-    free(window)
+    _to_blocks(x, &bt[0, 0], n, n, pad, out, _combiner(n, n, avx2))
 
 
 def transform_outputs(const float[:, :, ::view.contiguous] products, const float[:, ::1] at,
@@ -243,36 +258,7 @@ def adjoint_outputs(const float[:, :, :, ::1] grads, const float[:, ::1] at,
                          f"{tuple(at.shape)[:2]} do not fit grads {tuple(grads.shape)}")
     cdef kosumi_combine combine = _combiner(TILE, n, avx2)
     cdef float* a_matrix = _transposed(at)
-    cdef float* window = <float*> malloc((TILE * TILE + n * TILE) * maps * sizeof(float))
-    if window == NULL:
+    try:
+        _to_blocks(grads, a_matrix, TILE, n, 0, out, combine)
+    finally:
         free(a_matrix)
-        raise MemoryError()
-    cdef float* rows = window + TILE * TILE * maps
-    cdef const float* source
-    cdef Py_ssize_t b, by, bx, block, i, j, y, col, row_step
-    cdef Py_ssize_t point_step = out.strides[0] // sizeof(float)
-    with nogil:
-        for b in range(batch):
-            for by in range(blocks):
-                for bx in range(blocks):
-                    block = (b * blocks + by) * blocks + bx
-                    if (by + 1) * TILE <= size and (bx + 1) * TILE <= size:
-                        source, row_step = &grads[b, by * TILE, bx * TILE, 0], size * maps
-                    else:           # the block crosses the edge: a copy with its zeros
-                        for i in range(TILE):
-                            for j in range(TILE):
-                                y, col = by * TILE + i, bx * TILE + j
-                                if y < size and col < size:
-                                    memcpy(window + (i * TILE + j) * maps, &grads[b, y, col, 0],
-                                           maps * sizeof(float))
-                                else:
-                                    memset(window + (i * TILE + j) * maps, 0, maps * sizeof(float))
-                        source, row_step = window, TILE * maps
-                    for j in range(TILE):       # A g, a column at a time
-                        combine(source + j * maps, row_step, rows + j * maps, TILE * maps,
-                                a_matrix, maps)
-                    for i in range(n):          # (A g) A^T, a row at a time
-                        combine(rows + i * TILE * maps, maps, &out[i * n, block, 0], point_step,
-                                a_matrix, maps)
-    free(window)
-    free(a_matrix)
