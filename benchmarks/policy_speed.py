@@ -168,16 +168,15 @@ def main():
     parser.add_argument("--data", help="a policy data directory (kosumi-train policy data)")
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args()
-    nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights]
+    if args.train and not args.data:
+        parser.error("--train needs --data DATA_DIR (kosumi-train policy data makes one)")
+    fresh = (ARCHITECTURES[0], ARCHITECTURES[3]) if args.train else ARCHITECTURES
+    nets = [(os.path.basename(path), load_policy(path)[0]) for path in args.weights] or \
+        [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in fresh]
     if args.train:
-        if not args.data:
-            parser.error("--train needs --data DATA_DIR (kosumi-train policy data makes one)")
-        training(args.data, nets or [(name, PolicyNet(architecture, feature_set))
-                                     for name, architecture, feature_set in (ARCHITECTURES[0], ARCHITECTURES[3])],
-                 args.seconds)
-        return
-    inference(nets or [(name, PolicyNet(architecture, feature_set)) for name, architecture, feature_set in ARCHITECTURES],
-              args.sizes, args.repeats, args.symmetries)
+        training(args.data, nets, args.seconds)
+    else:
+        inference(nets, args.sizes, args.repeats, args.symmetries)
 
 
 if __name__ == "__main__":
