@@ -4,10 +4,12 @@ from what the smaller net knows instead of from random weights, which on these t
 difference between hours and days.
 
 - Wider (`channels`): each new map of a hidden layer copies an existing map of that layer (its
-  kernels and bias), and the next layer's weights from the copied map are shared out among its
-  copies, so the next layer sees the same sums. The copies' kernels get a little noise (`noise`
-  times the layer's weight spread), else copies with equal weights would keep equal gradients and
-  never learn different things.
+  kernels and bias), and each of the next layer's weights from the copied map is split among its
+  copies in random shares, so the next layer sees the same sums. The shares differ weight by
+  weight, so the copies' kernels get different gradients and learn apart at once. Equal shares
+  would give them equal gradients: a small noise on their kernels (`noise` times the layer's
+  weight spread; none by default) was all that told them apart, and a 10 x 64 net grown to 96
+  maps that way still had each new map within 1% of its source after 750,000 positions.
 - Deeper (`layers`): new 3x3 layers that pass their input through (the centre tap an identity,
   zero elsewhere), inserted evenly between the existing hidden layers. Their input comes out of
   a ReLU, so ReLU(identity) changes nothing.
@@ -18,7 +20,7 @@ import numpy as np
 
 from engine.nets.policy import PolicyNet
 
-NOISE = 0.01        # a new map's kernel noise, times its layer's weight spread
+NOISE = 0.0         # a new map's kernel noise, times its layer's weight spread
 
 
 def grown(net, layers=None, channels=None, noise=NOISE, seed=0):
@@ -46,19 +48,26 @@ def _wider(params, layers, channels, noise, rng):
     for layer in range(layers):
         w, b = params[f"conv{layer}.w"], params[f"conv{layer}.b"]
         source = np.concatenate([np.arange(old), rng.integers(0, old, channels - old)])
-        copies = np.bincount(source, minlength=old).astype(np.float32)
         wide = w[source]
         wide[old:] += noise * float(w.std()) * rng.standard_normal(wide[old:].shape).astype(np.float32)
         params[f"conv{layer}.w"], params[f"conv{layer}.b"] = wide, b[source]
-        share = (1.0 / copies)[source]
         # every consumer of this layer's maps: the next layer, or the output and pass heads
-        if layer + 1 < layers:
-            name = f"conv{layer + 1}.w"
-            params[name] = params[name][:, source] * share[None, :, None, None]
-        else:
-            params["output.w"] = params["output.w"][:, source] * share[None, :, None, None]
-            params["pass.w"] = params["pass.w"][source] * share
+        consumers = [f"conv{layer + 1}.w"] if layer + 1 < layers else ["output.w", "pass.w"]
+        for name in consumers:
+            axis = 1 if params[name].ndim == 4 else 0        # the axis of this layer's maps
+            params[name] = np.take(params[name], source, axis) * _shares(source, axis, params[name].shape, rng)
     return params
+
+
+def _shares(source, axis, shape, rng):
+    """Random positive shares, for the weights of a consumer of shape `shape` taken from the maps
+    `source` along `axis`, that add up to 1 over the copies of each map, weight by weight."""
+    wide = list(shape)
+    wide[axis] = len(source)
+    draws = rng.uniform(0.1, 1.0, wide)
+    totals = np.zeros(shape)
+    np.add.at(totals, (slice(None),) * axis + (source,), draws)
+    return (draws / np.take(totals, source, axis)).astype(np.float32)
 
 
 def _deeper(params, layers, wanted):

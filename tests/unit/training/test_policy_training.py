@@ -202,6 +202,14 @@ def test_a_grown_net_predicts_the_moves_of_the_net_it_grew_from():
     assert np.allclose(exact.forward(x), net.forward(x), atol=1e-5)
     many = grown(net, layers=9, noise=0.0)                 # more new layers than old ones
     assert np.allclose(many.forward(x), net.forward(x), atol=1e-5)
+    # the copies of a map split its outgoing weights in shares that differ weight by weight, so
+    # their kernels' gradients differ from the start: they can learn apart
+    logits, cache = exact.forward(x, keep=True)
+    gradients = exact.backward(cache, logits - logits.mean())
+    for copy in range(4, 7):
+        source = next(m for m in range(4) if np.array_equal(exact.params["conv0.w"][m], exact.params["conv0.w"][copy]))
+        ratio = gradients["conv0.w"][copy] / gradients["conv0.w"][source]
+        assert np.ptp(ratio) > 0.1 * np.abs(ratio).mean()
     noisy = grown(net, channels=7, noise=0.01, seed=1)
     plain = net.forward(x)
     assert np.abs(noisy.forward(x) - plain).max() < 0.05 * np.abs(plain).max()
