@@ -7,9 +7,8 @@ difference between hours and days.
   kernels and bias), and each of the next layer's weights from the copied map is split among its
   copies in random shares, so the next layer sees the same sums. The shares differ weight by
   weight, so the copies' kernels get different gradients and learn apart at once. Equal shares
-  would give them equal gradients: a small noise on their kernels (`noise` times the layer's
-  weight spread; none by default) was all that told them apart, and a 10 x 64 net grown to 96
-  maps that way still had each new map within 1% of its source after 750,000 positions.
+  would give them equal gradients, and a little noise on their kernels (`noise` times the
+  layer's weight spread; none by default) tells them apart only slowly (docs/notebook/policy.md).
 - Deeper (`layers`): new 3x3 layers that pass their input through (the centre tap an identity,
   zero elsewhere), inserted evenly between the existing hidden layers. Their input comes out of
   a ReLU, so ReLU(identity) changes nothing.
