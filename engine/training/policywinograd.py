@@ -42,8 +42,8 @@ class WinogradStep:
 
     def each_part(self, count, work):
         """work(start, stop) over `threads` parts of range(count), in the threads."""
-        edges = np.linspace(0, count, min(self.threads, count) + 1).astype(int)
-        parts = list(zip(edges[:-1], edges[1:]))
+        n = min(self.threads, count)
+        parts = [(count * i // n, count * (i + 1) // n) for i in range(n)]
         if self.pool is None or len(parts) == 1:
             for start, stop in parts:
                 work(start, stop)
