@@ -20,6 +20,7 @@ CYTHON_MODULES = [
     "engine.nets.unitnet",        # cimports unitgraph
     "engine.nets.policy_inputs",  # cimports features
     "engine.nets.winograd_tiles",
+    "engine.nets.winograd_products",
     "engine.search.playout",      # cimports ladder, selfatari, nakade
     "engine.search.tree",         # cimports playout, selfatari
 ]

@@ -2,8 +2,9 @@
 filtering F(4x4, r x r) (Lavin & Gray 2016): each 4x4 block of outputs comes from a
 (r + 3) x (r + 3) block of inputs with (r + 3)^2 products a map pair, against 16 r^2 for im2col
 (36 against 144 for a 3x3 layer, 64 against 400 for the 5x5 first layer). A layer is then one
-small matrix product for each point of the transformed block, between the block transforms of
-engine/nets/winograd_tiles.pyx, in C. The heads stay PolicyNet's own (engine/nets/policy.py).
+small matrix product for each point of the transformed block (engine/nets/winograd_products.pyx),
+between the block transforms of engine/nets/winograd_tiles.pyx, both in C. The heads stay
+PolicyNet's own (engine/nets/policy.py).
 
 The transforms are built from their interpolation points (Toom-Cook): A^T and G from the points,
 B^T solved so that the three give the convolution exactly. The transformed kernels are computed
@@ -18,6 +19,7 @@ import threading
 import numpy as np
 
 from engine.nets.policy import convolution
+from engine.nets.winograd_products import point_products
 from engine.nets.winograd_tiles import transform_inputs, transform_outputs
 
 TILE = 4                # outputs a block side
@@ -60,7 +62,7 @@ class Transform:
         windows = scratch.array("windows", (self.window ** 2, blocks, channels))
         transform_inputs(x, self.bt, self.r // 2, windows)
         products = scratch.array("products", (self.window ** 2, blocks, maps))
-        np.matmul(windows, kernels, out=products)
+        point_products(windows, kernels, products)
         result = scratch.array(name, (batch, size, size, maps))
         transform_outputs(products, self.at, bias, result)
         return result

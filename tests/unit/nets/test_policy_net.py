@@ -15,6 +15,7 @@ from engine.nets.policy_inputs import (AGE, CAPTURES, LADDER as LADDER_PLANE, LA
 from engine.nets.predictor import MovePredictor, symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
 from engine.nets.winograd import CHUNK, POINTS, TILE, WinogradForward, transform as winograd_transform
+from engine.nets.winograd_products import HAS_AVX2, point_products
 from engine.nets.winograd_tiles import adjoint_inputs, adjoint_outputs, transform_inputs, transform_outputs
 from engine.rules.board import BLACK, WHITE
 from engine.rules.game import SYMMETRIES, GameState, Rules, symmetric_loc
@@ -211,6 +212,36 @@ def test_winograd_block_transforms_take_a_part_of_a_batch(r):
     for start, stop in ((0, 3), (3, 4)):
         adjoint_inputs(whole[:, start * per_position:stop * per_position], t.bt, r // 2, out_parts[start:stop])
     assert np.array_equal(out_whole, out_parts)
+
+
+# rows: whole panels of five and every remainder; columns: whole panels of sixteen and not
+@pytest.mark.parametrize("rows, depth, cols", [(25, 96, 96), (9, 28, 48), (13, 3, 17), (4, 1, 40),
+                                               (2, 64, 15), (1, 5, 32), (51, 7, 33)])
+def test_winograd_point_products_are_numpys(rows, depth, cols):
+    rng = np.random.default_rng(rows * cols)
+    windows = rng.standard_normal((6, rows, depth)).astype(np.float32)
+    kernels = rng.standard_normal((6, depth, cols)).astype(np.float32)
+    out = np.full((6, rows, cols), np.nan, np.float32)
+    point_products(windows, kernels, out)
+    assert np.allclose(out, np.matmul(windows, kernels), rtol=1e-5, atol=1e-5)
+
+
+def test_winograd_point_products_refuse_shapes_that_do_not_fit():
+    windows, kernels = np.zeros((4, 5, 8), np.float32), np.zeros((4, 8, 16), np.float32)
+    with pytest.raises(ValueError, match="do not fit"):
+        point_products(windows, kernels, np.zeros((4, 5, 15), np.float32))
+    with pytest.raises(ValueError, match="do not fit"):
+        point_products(windows, kernels[:3], np.zeros((4, 5, 16), np.float32))
+
+
+def test_winograd_point_products_are_in_c_where_the_processor_has_avx2():
+    # else the tests above would only have compared numpy with itself
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next(line for line in cpuinfo if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        pytest.skip("no /proc/cpuinfo flags to compare with")
+    assert HAS_AVX2 == ("avx2" in flags and "fma" in flags)
 
 
 def test_search_threads_sharing_a_winograd_pass_keep_their_own_arrays():
