@@ -39,7 +39,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from engine.nets.policy import PolicyNet, load_policy  # noqa: E402
+from engine.nets.policy import STACKS, PolicyNet, load_policy  # noqa: E402
 from engine.nets.policy_features import features  # noqa: E402
 from engine.nets.predictor import MovePredictor  # noqa: E402
 from engine.rules.game import SYMMETRIES, GameState, Rules  # noqa: E402
@@ -53,6 +53,8 @@ ARCHITECTURES = [
     ("conv 8x64", {"kind": "conv", "channels": 64, "layers": 8, "first_kernel": 5}, "rich"),
     ("conv 10x64", {"kind": "conv", "channels": 64, "layers": 10, "first_kernel": 5}, "rich"),
     ("conv 12x48", {"kind": "conv", "channels": 48, "layers": 12, "first_kernel": 5}, "rich"),
+    ("res 13x64", {"kind": "res", "channels": 64, "layers": 13, "first_kernel": 5}, "rich"),
+    ("res 13x80", {"kind": "res", "channels": 80, "layers": 13, "first_kernel": 5}, "rich"),
 ]
 
 
@@ -126,7 +128,7 @@ def training_backends(kind):
     backends = [("numpy", None, "fp32", "direct")]
     if torch_available():
         import torch
-        kinds = [("fp32", "direct")] + [("fp32", "winograd")] * (kind == "conv") + \
+        kinds = [("fp32", "direct")] + [("fp32", "winograd")] * (kind in STACKS) + \
             [("bf16", "direct")] * native_bf16(torch)
         backends += [("torch", threads, precision, convolutions)
                      for precision, convolutions in kinds for threads in (1, 2)]

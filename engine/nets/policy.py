@@ -14,6 +14,11 @@ Architectures (the `kind` of the weight file's architecture record):
 - `conv`: a stack of convolutions with ReLU (the first `first_kernel` wide, the rest 3x3,
   `channels` each), then a 1x1 convolution to the output map (Clark & Storkey 2015, Maddison et
   al. 2015 in small).
+- `res`: the same stack with a shortcut around each pair of 3x3 layers after the first (He et
+  al. 2016): layer l = 2, 4, ... adds the input of layer l - 1 before its ReLU, so `layers` is odd.
+  The second layer of each pair starts at zero and the first at 1/sqrt(pairs) of the usual spread
+  (Zhang, Dauphin & Ma 2019, "Fixup"): a new net passes its first layer's maps through every pair,
+  and trains without normalization layers, whose statistics the play-time pass would not have.
 Both give the pass move a logit from the mean of the last hidden layer over the board (one weight
 per map and a bias), so the softmax covers every point and pass.
 
@@ -40,7 +45,8 @@ from engine.nets.weights import (FORMAT_NAME, FORMAT_VERSION, WeightFileError, _
                                  _validate_params, read_npz)
 
 ARCHITECTURE_NAME = "policy"
-KINDS = ("sn2008", "conv")
+KINDS = ("sn2008", "conv", "res")
+STACKS = ("conv", "res")  # the kinds that are a stack of convolutions with ReLU
 OUTPUT_KERNEL = 5       # the paper's hidden-to-output kernels
 
 
@@ -114,6 +120,13 @@ class _Forgotten(dict):
         pass
 
 
+def shortcuts(architecture):
+    """{layer: the earlier layer whose output it adds before its ReLU} (empty for plain stacks)."""
+    if architecture["kind"] != "res":
+        return {}
+    return {layer: layer - 2 for layer in range(2, architecture["layers"], 2)}
+
+
 def _sigmoid(x):
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
@@ -130,8 +143,11 @@ def tensor_shapes(architecture, input_planes):
             ([("hidden.map", (hidden, positional, positional))] if positional else []) + \
             [("output.w", (1, maps, OUTPUT_KERNEL, OUTPUT_KERNEL)), ("output.b", (1,)),
              ("pass.w", (maps,)), ("pass.b", (1,))]
-    if kind == "conv":
+    if kind in STACKS:
         channels, layers = architecture["channels"], architecture["layers"]
+        if kind == "res" and (layers < 3 or layers % 2 == 0):
+            raise ValueError(f"a res net has an odd number of layers, at least 3 (the first, then "
+                             f"pairs with a shortcut), not {layers}")
         shapes, planes = [], input_planes
         for layer in range(layers):
             kernel = architecture["first_kernel"] if layer == 0 else 3
@@ -158,13 +174,17 @@ class PolicyNet:
         """He-style random weights for the ReLU stack, Glorot-style for the logistic layer; zero
         biases and a zero output layer for sn2008 (a uniform start, as a softmax likes)."""
         rng = np.random.default_rng(seed)
-        params = {}
+        kind, params = self.architecture["kind"], {}
+        ends = {f"conv{layer}.w" for layer in shortcuts(self.architecture)}
+        starts = {f"conv{layer - 1}.w" for layer in shortcuts(self.architecture)}
         for name, shape in self.shapes:
-            if name.endswith(".b") or name.startswith("pass"):
+            if name.endswith(".b") or name.startswith("pass") or name in ends:
                 params[name] = np.zeros(shape, np.float32)
             else:
                 fan_in = int(np.prod(shape[1:]))
-                gain = 2.0 if self.architecture["kind"] == "conv" else 1.0
+                gain = 2.0 if kind in STACKS else 1.0
+                if name in starts:
+                    gain /= len(starts)     # Fixup: the spread over sqrt(pairs)
                 params[name] = (rng.standard_normal(shape) * math.sqrt(gain / fan_in)).astype(np.float32)
         return params
 
@@ -195,11 +215,14 @@ class PolicyNet:
             hidden = h.reshape(batch, boards, size, size, -1).transpose(0, 2, 3, 1, 4).reshape(batch, size, size, -1)
             hidden = np.ascontiguousarray(hidden)
         else:
-            hidden = x
+            hidden, outputs, adds = x, [], shortcuts(self.architecture)
             for layer in range(self.architecture["layers"]):
                 pre, cache[f"conv{layer}.cols"] = convolution(hidden, p[f"conv{layer}.w"], p[f"conv{layer}.b"])
                 cache[f"conv{layer}.in_shape"] = hidden.shape
+                if layer in adds:
+                    pre += outputs[adds[layer]]
                 hidden = np.maximum(pre, 0.0)
+                outputs.append(hidden)
                 cache[f"conv{layer}.out"] = hidden
         logits = self.heads(hidden, cache)
         return (logits, cache) if keep else logits
@@ -248,8 +271,13 @@ class PolicyNet:
                     np.add.at(grads["hidden.map"], (slice(None), index[:, None], index[None, :]),
                               per_point)
         else:
+            adds, through_shortcuts = shortcuts(self.architecture), {}
             for layer in reversed(range(self.architecture["layers"])):
+                if layer in through_shortcuts:
+                    dhidden = dhidden + through_shortcuts.pop(layer)
                 dpre = dhidden * (cache[f"conv{layer}.out"] > 0)
+                if layer in adds:
+                    through_shortcuts[adds[layer]] = dpre
                 dhidden, grads[f"conv{layer}.w"], grads[f"conv{layer}.b"] = _conv_backward(
                     dpre, cache[f"conv{layer}.cols"], cache[f"conv{layer}.in_shape"], p[f"conv{layer}.w"])
         return {name: grad.astype(np.float32, copy=False) for name, grad in grads.items()}

@@ -1,10 +1,10 @@
-"""The conv policy net's forward pass at play, with its convolutions as Winograd's minimal
+"""The conv and res policy nets' forward pass at play, with its convolutions as Winograd's minimal
 filtering F(4x4, r x r) (Lavin & Gray 2016): each 4x4 block of outputs comes from a
 (r + 3) x (r + 3) block of inputs with (r + 3)^2 products a map pair, against 16 r^2 for im2col
 (36 against 144 for a 3x3 layer, 64 against 400 for the 5x5 first layer). A layer is then one
 small matrix product for each point of the transformed block (engine/nets/winograd_products.pyx),
-between the block transforms of engine/nets/winograd_tiles.pyx, both in C. The heads stay
-PolicyNet's own (engine/nets/policy.py).
+between the block transforms of engine/nets/winograd_tiles.pyx, both in C; a res net's shortcuts
+are added in the output transform. The heads stay PolicyNet's own (engine/nets/policy.py).
 
 The transforms are built from their interpolation points (Toom-Cook): A^T and G from the points,
 B^T solved so that the three give the convolution exactly. The transformed kernels are computed
@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from engine.nets.policy import convolution
+from engine.nets.policy import STACKS, convolution, shortcuts
 from engine.nets.winograd_products import point_products
 from engine.nets.winograd_tiles import transform_inputs, transform_outputs
 
@@ -54,9 +54,10 @@ class Transform:
         u = np.einsum("ai,okij,bj->abko", self.g, w.astype(np.float64), self.g)
         return np.ascontiguousarray(u.reshape(self.window ** 2, w.shape[1], w.shape[0]).astype(np.float32))
 
-    def convolve(self, x, kernels, bias, scratch, name):
-        """max(0, same-size convolution + bias) of NHWC x (B, S, S, in) with kernels() and bias
-        (maps,), into the scratch array called `name` (B, S, S, maps), which it returns."""
+    def convolve(self, x, kernels, bias, scratch, name, shortcut=None):
+        """max(0, same-size convolution + bias [+ shortcut]) of NHWC x (B, S, S, in) with
+        kernels() and bias (maps,), into the scratch array called `name` (B, S, S, maps), which it
+        returns."""
         batch, size, _, channels = x.shape
         blocks, maps = batch * (-(-size // TILE)) ** 2, kernels.shape[-1]
         windows = scratch.array("windows", (self.window ** 2, blocks, channels))
@@ -64,7 +65,7 @@ class Transform:
         products = scratch.array("products", (self.window ** 2, blocks, maps))
         point_products(windows, kernels, products)
         result = scratch.array(name, (batch, size, size, maps))
-        transform_outputs(products, self.at, bias, result)
+        transform_outputs(products, self.at, bias, result, shortcut=shortcut)
         return result
 
 
@@ -90,13 +91,14 @@ def transform(r):
 
 
 class WinogradForward:
-    """net.forward for a conv PolicyNet whose weights stay as they are: logits (B, S*S + 1) of
-    feature planes (B, planes, S, S)."""
+    """net.forward for a conv or res PolicyNet whose weights stay as they are: logits (B, S*S + 1)
+    of feature planes (B, planes, S, S)."""
 
     def __init__(self, net):
-        if net.architecture["kind"] != "conv":
-            raise ValueError(f"Winograd convolutions are for conv nets, not {net.architecture['kind']!r}")
-        self.net = net
+        if net.architecture["kind"] not in STACKS:
+            raise ValueError(f"Winograd convolutions are for conv and res nets, not "
+                             f"{net.architecture['kind']!r}")
+        self.net, self.shortcuts = net, shortcuts(net.architecture)
         self.layers = []
         for layer in range(net.architecture["layers"]):
             w, bias = net.params[f"conv{layer}.w"], net.params[f"conv{layer}.b"]
@@ -108,15 +110,19 @@ class WinogradForward:
         if len(planes) > CHUNK:
             return np.concatenate([self(planes[i:i + CHUNK]) for i in range(0, len(planes), CHUNK)])
         hidden = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
+        outputs = []
         for layer, (fast, kernels, bias) in enumerate(self.layers):
+            shortcut = outputs[self.shortcuts[layer]] if layer in self.shortcuts else None
             if fast:
-                # two arrays in turn: a layer's input is the one before's output
-                hidden = fast.convolve(hidden, kernels, bias, self.scratch, f"hidden{layer % 2}")
+                # three arrays in turn: a layer reads the outputs of the two layers before it
+                hidden = fast.convolve(hidden, kernels, bias, self.scratch, f"hidden{layer % 3}", shortcut)
             else:
-                hidden = np.maximum(convolution(hidden, kernels, bias)[0], 0.0)
+                pre = convolution(hidden, kernels, bias)[0]
+                hidden = np.maximum(pre if shortcut is None else pre + shortcut, 0.0)
+            outputs.append(hidden)
         return self.net.heads(hidden)
 
 
 def play_forward(net):
-    """The fastest forward pass of a net that will not change: Winograd for conv nets."""
-    return WinogradForward(net) if net.architecture["kind"] == "conv" else net.forward
+    """The fastest forward pass of a net that will not change: Winograd for conv and res nets."""
+    return WinogradForward(net) if net.architecture["kind"] in STACKS else net.forward

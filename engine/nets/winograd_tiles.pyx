@@ -7,7 +7,8 @@ As matrix products over whole layers (the Kronecker forms) they cost as much ari
 layer's own products and copy every map twice more. Here each is applied to one block's columns
 and then its rows, eight maps at a time in vector registers (AVX2 and FMA where the processor
 has them, the portable code otherwise), so that the layer's time goes to its products. The input side
-also pads the board; the output side also crops it and adds the bias and the ReLU.
+also pads the board; the output side also crops it and adds the bias, a res net's shortcut and
+the ReLU.
 
 The blocks' arrays (points, blocks, maps) may be those of a part of a batch, a slice of the
 blocks of a larger array, so that threads can share a batch's transforms (they release the GIL).
@@ -142,10 +143,12 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
 
 
 def transform_outputs(const float[:, :, ::view.contiguous] products, const float[:, ::1] at,
-                      const float[::1] bias, float[:, :, :, ::1] out, bint avx2=True):
-    """out[b, y, x, m] = max(0, (A^T M A) + bias) of the blocks' products (n*n, blocks, maps), as
-    transform_inputs laid them out, cropped to out (B, S, S, maps): every conv layer of the
-    policy net is followed by its ReLU. avx2 as transform_inputs'."""
+                      const float[::1] bias, float[:, :, :, ::1] out, bint avx2=True,
+                      const float[:, :, :, ::1] shortcut=None):
+    """out[b, y, x, m] = max(0, (A^T M A) + bias [+ shortcut]) of the blocks' products (n*n,
+    blocks, maps), as transform_inputs laid them out, cropped to out (B, S, S, maps): every conv
+    layer of the policy net is followed by its ReLU, and a res net's adds an earlier layer's
+    output (shortcut, out's shape) before it. avx2 as transform_inputs'."""
     cdef Py_ssize_t batch = out.shape[0], size = out.shape[1], maps = out.shape[3]
     cdef Py_ssize_t n = at.shape[1], blocks = (size + TILE - 1) // TILE
     if (products.shape[0] != n * n or products.shape[1] != batch * blocks * blocks
@@ -153,6 +156,11 @@ def transform_outputs(const float[:, :, ::view.contiguous] products, const float
         raise ValueError(f"transform_outputs: products {tuple(products.shape)[:3]}, bias "
                          f"{bias.shape[0]} and A^T {tuple(at.shape)[:2]} do not fit out "
                          f"{tuple(out.shape)}")
+    cdef bint adds = shortcut is not None
+    if adds and tuple(shortcut.shape)[:4] != tuple(out.shape)[:4]:
+        raise ValueError(f"transform_outputs: shortcut {tuple(shortcut.shape)[:4]} does not fit out "
+                         f"{tuple(out.shape)[:4]}")
+    cdef const float* added
     cdef kosumi_combine combine = _combiner(n, TILE, avx2)
     cdef float* rows = <float*> malloc((TILE * n + TILE) * maps * sizeof(float))
     if rows == NULL:
@@ -179,6 +187,10 @@ def transform_outputs(const float[:, :, ::view.contiguous] products, const float
                             if col >= size:
                                 break
                             point = line + j * maps
+                            if adds:
+                                added = &shortcut[b, y, col, 0]
+                                for m in range(maps):
+                                    point[m] += added[m]
                             for m in range(maps):
                                 point[m] += bias[m]
                                 if point[m] < 0:

@@ -72,7 +72,7 @@ def build_parser():
                        help="torch: bf16 runs the step's convolutions in bfloat16 (faster on CPUs "
                             "with AVX-512 BF16; weights and evaluation stay float32)")
     train.add_argument("--convolutions", default="auto", choices=CONVOLUTIONS,
-                       help="torch: winograd takes the conv nets' 3x3 and 5x5 layers by Winograd's "
+                       help="torch: winograd takes the conv and res nets' 3x3 and 5x5 layers by Winograd's "
                             "F(4x4), fewer products than torch's own (direct); auto: winograd in fp32")
     train.add_argument("--log-every", type=int, default=100)
     train.add_argument("--checkpoint-every", type=int, default=1000)

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.policy import KINDS, PolicyNet, edge_map, load_policy, save_policy, softmax
+from engine.nets.policy import KINDS, STACKS, PolicyNet, edge_map, load_policy, save_policy, shortcuts, softmax
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
 
@@ -51,7 +51,8 @@ LOG = "log.jsonl"
 
 
 RESUMABLE_CHANGES = ("steps", "learning_rate")   # the schedule's later steps, and where it ends
-DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": "0.01@0,0.003@150000,0.001@300000"}
+DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": "0.01@0,0.003@150000,0.001@300000",
+                 "res": "0.01@0,0.003@150000,0.001@300000"}
 
 
 def _schedule(text):
@@ -76,9 +77,10 @@ class PolicySettings:
     hidden: int = field(default=15, metadata={"help": "sn2008: hidden kernels"})
     position_bias: int = field(default=19, metadata={"help": "sn2008: the hidden units' bias map "
                                                             "(the paper's: 19x19; 0: none)"})
-    channels: int = field(default=48, metadata={"help": "conv: maps per layer"})
-    layers: int = field(default=6, metadata={"help": "conv: convolutional layers"})
-    first_kernel: int = field(default=5, metadata={"help": "conv: the first layer's kernel"})
+    channels: int = field(default=48, metadata={"help": "conv, res: maps per layer"})
+    layers: int = field(default=6, metadata={"help": "conv, res: convolutional layers (res: odd, "
+                                                     "the first and pairs with a shortcut)"})
+    first_kernel: int = field(default=5, metadata={"help": "conv, res: the first layer's kernel"})
     batch_size: int = field(default=200, metadata={"help": "positions per update"})
     learning_rate: str = field(default="", metadata={
         "help": "schedule RATE@STEP,...: the rate from each step on (default: the paper's "
@@ -101,6 +103,8 @@ class PolicySettings:
             raise ValueError(f"kind {self.kind!r}: choose from {KINDS}")
         if not self.feature_set:
             self.feature_set = "sn2008" if self.kind == "sn2008" else "rich"
+        if self.kind == "res" and (self.layers < 3 or self.layers % 2 == 0):
+            raise ValueError(f"layers {self.layers}: a res net has an odd number, at least 3")
         if not self.learning_rate:
             self.learning_rate = DEFAULT_RATES[self.kind]
         _schedule(self.learning_rate)
@@ -119,7 +123,7 @@ class PolicySettings:
         if self.kind == "sn2008":
             return {"kind": "sn2008", "hidden": self.hidden, "kernel": self.kernel, "boards": 5,
                     "position_bias": self.position_bias}
-        return {"kind": "conv", "channels": self.channels, "layers": self.layers,
+        return {"kind": self.kind, "channels": self.channels, "layers": self.layers,
                 "first_kernel": self.first_kernel}
 
     def rate_at(self, step):
@@ -184,10 +188,10 @@ def use_winograd(convolutions, precision, kind):
     or torch's own: `auto` takes Winograd for a conv net in float32, where it is the faster."""
     if convolutions not in CONVOLUTIONS:
         raise ValueError(f"convolutions {convolutions!r}: choose from {', '.join(CONVOLUTIONS)}")
-    if convolutions == "winograd" and (precision != "fp32" or kind != "conv"):
-        raise ValueError(f"Winograd convolutions are for conv nets in fp32, not a {kind} net in "
-                         f"{precision}: take --convolutions direct")
-    return convolutions == "winograd" or (convolutions == "auto" and precision == "fp32" and kind == "conv")
+    if convolutions == "winograd" and (precision != "fp32" or kind not in STACKS):
+        raise ValueError(f"Winograd convolutions are for conv and res nets in fp32, not a {kind} net "
+                         f"in {precision}: take --convolutions direct")
+    return convolutions == "winograd" or (convolutions == "auto" and precision == "fp32" and kind in STACKS)
 
 
 def native_bf16(torch):
@@ -232,7 +236,7 @@ class TorchBackend:
             self.passes = step.one_blas_thread
         # oneDNN's CPU convolutions run faster on channels-last memory than on the default
         # layout; the Sutskever & Nair net reshapes its boards and keeps the default.
-        self.channels_last = net.architecture["kind"] == "conv"
+        self.channels_last = net.architecture["kind"] in STACKS
         self.params = {name: torch.nn.Parameter(self._layout(torch.from_numpy(value.copy())))
                        for name, value in net.params.items()}
         self.optimizer = torch.optim.SGD(list(self.params.values()), lr=0.1,
@@ -259,15 +263,19 @@ class TorchBackend:
             hidden = torch.sigmoid(pre)
             hidden = hidden.reshape(batch, -1, size, size)
         else:
-            hidden = x
+            hidden, outputs, adds = x, [], shortcuts(architecture)
             for layer in range(architecture["layers"]):
                 weight, bias = p[f"conv{layer}.w"], p[f"conv{layer}.b"]
+                shortcut = outputs[adds[layer]] if layer in adds else None
                 fast = self.winograd and self.winograd_layers[layer]
                 if fast:
                     # the transforms take NHWC, which is channels-last memory: no copy either way
-                    hidden = fast(hidden.permute(0, 2, 3, 1).contiguous(), weight, bias).permute(0, 3, 1, 2)
+                    nhwc = None if shortcut is None else shortcut.permute(0, 2, 3, 1).contiguous()
+                    hidden = fast(hidden.permute(0, 2, 3, 1).contiguous(), weight, bias, nhwc).permute(0, 3, 1, 2)
                 else:
-                    hidden = torch.relu(functional.conv2d(hidden, weight, bias, padding=weight.shape[-1] // 2))
+                    pre = functional.conv2d(hidden, weight, bias, padding=weight.shape[-1] // 2)
+                    hidden = torch.relu(pre if shortcut is None else pre + shortcut)
+                outputs.append(hidden)
         points = functional.conv2d(hidden, p["output.w"], p["output.b"],
                                    padding=p["output.w"].shape[-1] // 2).reshape(batch, size * size)
         pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]

@@ -9,7 +9,8 @@ transform G w G^T stays in torch, so the weights' gradient comes through autogra
 passes inside WinogradStep.one_blas_thread().
 
 Activations are NHWC tensors (batch, row, col, maps), contiguous: the transforms read and write
-them as they are. Every layer is followed by its ReLU, fused into the output transform.
+them as they are. Every layer is followed by its ReLU, fused into the output transform with a res
+net's shortcut.
 """
 from concurrent.futures import ThreadPoolExecutor
 
@@ -70,9 +71,10 @@ class WinogradLayer:
         u = torch.einsum("ai,okij,bj->abko", self.g, weight, self.g)
         return u.reshape(self.transform.window ** 2, in_maps, out_maps).contiguous()
 
-    def __call__(self, x, weight, bias):
-        """max(0, same-size convolution of x (B, S, S, in) with weight (out, in, r, r) + bias)."""
-        return _WinogradConvolution.apply(x, self.kernels(weight), bias, self)
+    def __call__(self, x, weight, bias, shortcut=None):
+        """max(0, same-size convolution of x (B, S, S, in) with weight (out, in, r, r) + bias
+        [+ shortcut, an earlier layer's output (B, S, S, out)])."""
+        return _WinogradConvolution.apply(x, self.kernels(weight), bias, shortcut, self)
 
 
 def _blocks(start, stop, size):
@@ -84,9 +86,10 @@ def _blocks(start, stop, size):
 class _WinogradConvolution(torch.autograd.Function):
 
     @staticmethod
-    def forward(ctx, x, kernels, bias, layer):
+    def forward(ctx, x, kernels, bias, shortcut, layer):
         t, step, (batch, size, _, channels), maps = layer.transform, layer.step, x.shape, kernels.shape[2]
         x, kernels_array, bias = x.detach().numpy(), kernels.detach().numpy(), bias.detach().numpy()
+        added = None if shortcut is None else shortcut.detach().numpy()
         windows = layer.saved.array("windows", (t.window ** 2, _blocks(0, batch, size).stop, channels))
         products = step.scratch.array("products", windows.shape[:2] + (maps,))
         out = layer.saved.array("out", (batch, size, size, maps))
@@ -95,7 +98,8 @@ class _WinogradConvolution(torch.autograd.Function):
         step.each_part(len(windows), lambda start, stop: np.matmul(
             windows[start:stop], kernels_array[start:stop], out=products[start:stop]))
         step.each_part(batch, lambda start, stop: transform_outputs(
-            products[:, _blocks(start, stop, size)], t.at, bias, out[start:stop]))
+            products[:, _blocks(start, stop, size)], t.at, bias, out[start:stop],
+            shortcut=None if added is None else added[start:stop]))
         ctx.layer, ctx.windows, ctx.out = layer, windows, out
         ctx.save_for_backward(kernels)
         return torch.from_numpy(out)
@@ -116,6 +120,8 @@ class _WinogradConvolution(torch.autograd.Function):
         step.each_part(len(windows), lambda start, stop: np.matmul(
             windows[start:stop].transpose(0, 2, 1), grad_products[start:stop], out=grad_kernels[start:stop]))
         grad_bias = torch.from_numpy(grad_pre.sum(axis=(0, 1, 2)))
+        # the shortcut's gradient outlives this call, and grad_pre is the next layer's scratch
+        grad_shortcut = torch.from_numpy(grad_pre.copy()) if ctx.needs_input_grad[3] else None
         grad_x = None
         if ctx.needs_input_grad[0]:
             grad_windows = step.scratch.array("grad_windows", windows.shape)
@@ -127,4 +133,4 @@ class _WinogradConvolution(torch.autograd.Function):
             step.each_part(batch, lambda start, stop: adjoint_inputs(
                 grad_windows[:, _blocks(start, stop, size)], t.bt, t.r // 2, grad_x[start:stop]))
             grad_x = torch.from_numpy(grad_x)
-        return grad_x, torch.from_numpy(grad_kernels), grad_bias, None
+        return grad_x, torch.from_numpy(grad_kernels), grad_bias, grad_shortcut, None

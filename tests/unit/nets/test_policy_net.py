@@ -30,7 +30,8 @@ ATARI = """
 """
 SMALL_NETS = [({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5, "position_bias": 5}, "sn2008"),
               ({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"),
-              ({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")]
+              ({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich"),
+              ({"kind": "res", "channels": 4, "layers": 5, "first_kernel": 3}, "rich")]
 
 
 def record_of(diagram, to_move, recent=()):
@@ -137,8 +138,9 @@ def test_inference_one_position_at_a_time_is_the_batched_pass(architecture, feat
 
 @pytest.mark.parametrize("size", [19, 13, 9, 5])
 @pytest.mark.parametrize("first_kernel", [3, 5, 7])      # 7: no transform, im2col as before
-def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel):
-    net = trained_like({"kind": "conv", "channels": 6, "layers": 4, "first_kernel": first_kernel}, "rich")
+@pytest.mark.parametrize("kind,layers", [("conv", 4), ("res", 7)])
+def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel, kind, layers):
+    net = trained_like({"kind": kind, "channels": 6, "layers": layers, "first_kernel": first_kernel}, "rich")
     x = np.random.default_rng(size).random((CHUNK + 3, net.feature_set.planes, size, size))
     fast, plain = WinogradForward(net)(x), net.forward(x)
     assert fast.shape == plain.shape == (CHUNK + 3, size * size + 1)
@@ -158,8 +160,11 @@ def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
     padded[:, r // 2:r // 2 + size, r // 2:r // 2 + size] = x
     products = rng.standard_normal(windows.shape).astype(np.float32)
     bias = rng.standard_normal(maps).astype(np.float32)
-    out = np.empty_like(x)
+    out, shortcut, added = np.empty_like(x), rng.standard_normal(x.shape).astype(np.float32), np.empty_like(x)
     transform_outputs(products, t.at, bias, out, avx2)
+    transform_outputs(products, t.at, bias, added, avx2, shortcut=shortcut)
+    with pytest.raises(ValueError, match="shortcut"):
+        transform_outputs(products, t.at, bias, added, avx2, shortcut=shortcut[1:])
     for b in range(batch):
         for by in range(blocks):
             for bx in range(blocks):
@@ -169,8 +174,10 @@ def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
                 assert np.allclose(windows[:, block], expected, atol=1e-4 * np.abs(expected).max())
                 y = np.einsum("ik,kjc,lj->ilc", t.at, products[:, block].reshape(n, n, maps), t.at) + bias
                 rows, cols = min(TILE, size - TILE * by), min(TILE, size - TILE * bx)
-                assert np.allclose(out[b, TILE * by:TILE * by + rows, TILE * bx:TILE * bx + cols],
-                                   np.maximum(y[:rows, :cols], 0), atol=1e-4 * np.abs(y).max())
+                here = (b, slice(TILE * by, TILE * by + rows), slice(TILE * bx, TILE * bx + cols))
+                assert np.allclose(out[here], np.maximum(y[:rows, :cols], 0), atol=1e-4 * np.abs(y).max())
+                assert np.allclose(added[here], np.maximum(y[:rows, :cols] + shortcut[here], 0),
+                                   atol=1e-4 * np.abs(y).max())
 
 
 @pytest.mark.parametrize("r", sorted(POINTS))
@@ -268,15 +275,36 @@ def test_search_threads_sharing_a_winograd_pass_keep_their_own_arrays():
     assert failures == []
 
 
-def test_the_predictor_plays_the_winograd_pass_of_conv_nets_only():
-    conv = trained_like({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")
-    paper = trained_like(*SMALL_NETS[0])
+def test_the_predictor_plays_the_winograd_pass_of_conv_and_res_nets_only():
+    conv, paper = trained_like(*SMALL_NETS[2]), trained_like(*SMALL_NETS[0])
     predictor = MovePredictor(conv)
     assert isinstance(predictor.forward, WinogradForward)
     assert predictor.twin().forward is predictor.forward      # the twins share the transformed kernels
+    assert isinstance(MovePredictor(trained_like(*SMALL_NETS[3])).forward, WinogradForward)
     assert MovePredictor(paper).forward == paper.forward
-    with pytest.raises(ValueError, match="conv nets"):
+    with pytest.raises(ValueError, match="conv and res nets"):
         WinogradForward(paper)
+
+
+def test_a_new_res_net_passes_its_first_layers_maps_through_every_pair():
+    res = PolicyNet({"kind": "res", "channels": 6, "layers": 7, "first_kernel": 5}, "rich", seed=4)
+    assert all(not res.params[f"conv{layer}.w"].any() for layer in (2, 4, 6))
+    assert all(res.params[f"conv{layer}.w"].any() for layer in (0, 1, 3, 5))
+    rng = np.random.default_rng(1)
+    res.params = {name: value if name.startswith("conv") else rng.standard_normal(value.shape).astype(np.float32)
+                  for name, value in res.params.items()}
+    plain = PolicyNet({"kind": "conv", "channels": 6, "layers": 1, "first_kernel": 5}, "rich",
+                      params={name: value for name, value in res.params.items()
+                              if not name.startswith("conv") or name.startswith("conv0")})
+    x = rng.random((2, res.feature_set.planes, 9, 9))
+    np.testing.assert_allclose(res.forward(x), plain.forward(x), rtol=1e-6)
+    np.testing.assert_allclose(WinogradForward(res)(x), plain.forward(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("layers", [2, 4, 1])
+def test_a_res_net_has_the_first_layer_and_whole_pairs(layers):
+    with pytest.raises(ValueError, match="odd number of layers"):
+        PolicyNet({"kind": "res", "channels": 4, "layers": layers, "first_kernel": 3}, "rich")
 
 
 def trained_like(architecture, feature_set, seed=5):

@@ -268,7 +268,7 @@ def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
 def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
-    for kind in ("conv", "sn2008"):
+    for kind in ("conv", "res", "sn2008"):
         settings = small_settings(kind=kind, feature_set="", kernel=3, hidden=3, steps=5)
         runs = []
         for backend in ("numpy", "torch"):
@@ -305,6 +305,10 @@ def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
     from engine.training.policytrain import TorchBackend
     rng = np.random.default_rng(seed)
     net = PolicyNet(settings.architecture(), settings.feature_set or "rich", seed=seed)
+    # a res net's pairs end in zeros, which would hide the gradients through them
+    net.params = {name: value if value.any() or not (name.startswith("conv") and name.endswith(".w"))
+                  else (0.1 * rng.standard_normal(value.shape)).astype(np.float32)
+                  for name, value in net.params.items()}
     planes = rng.random((5, net.feature_set.planes, size, size)).astype(np.float32)
     moves = torch.from_numpy(rng.integers(0, size * size + 1, 5))
     results = []
@@ -321,9 +325,10 @@ def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
 
 @needs_torch
 @pytest.mark.parametrize("size,first_kernel", [(19, 5), (9, 3), (7, 7), (5, 5)])
-def test_winograd_steps_have_torch_convolutions_gradients(size, first_kernel):
+@pytest.mark.parametrize("kind,layers", [("conv", 4), ("res", 5)])
+def test_winograd_steps_have_torch_convolutions_gradients(size, first_kernel, kind, layers):
     # 7: a first layer with no transform takes torch's own; 5: one block, cut by the edge
-    settings = small_settings(channels=11, layers=4, first_kernel=first_kernel)
+    settings = small_settings(kind=kind, channels=11, layers=layers, first_kernel=first_kernel)
     for name, (winograd, direct) in winograd_and_direct_gradients(settings, size).items():
         assert winograd.shape == direct.shape
         assert np.allclose(winograd, direct, atol=3e-4 * np.abs(direct).max()), name
