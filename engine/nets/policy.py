@@ -19,7 +19,7 @@ Architectures (the `kind` of the weight file's architecture record):
   The second layer of each pair starts at zero and the first at 1/sqrt(pairs) of the usual spread
   (Zhang, Dauphin & Ma 2019, "Fixup"): a new net passes its first layer's maps through every pair,
   and trains without normalization layers, whose statistics the play-time pass would not have.
-Both give the pass move a logit from the mean of the last hidden layer over the board (one weight
+All give the pass move a logit from the mean of the last hidden layer over the board (one weight
 per map and a bias), so the softmax covers every point and pass.
 
 Activations are NHWC (batch, row, col, channel) inside; convolutions are im2col products, whose

@@ -39,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.policy import KINDS, STACKS, PolicyNet, edge_map, load_policy, save_policy, shortcuts, softmax
+from engine.nets.policy import (KINDS, STACKS, PolicyNet, edge_map, load_policy, save_policy, shortcuts,
+                                softmax, tensor_shapes)
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
 
@@ -51,8 +52,8 @@ LOG = "log.jsonl"
 
 
 RESUMABLE_CHANGES = ("steps", "learning_rate")   # the schedule's later steps, and where it ends
-DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": "0.01@0,0.003@150000,0.001@300000",
-                 "res": "0.01@0,0.003@150000,0.001@300000"}
+STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
+DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES}
 
 
 def _schedule(text):
@@ -103,8 +104,6 @@ class PolicySettings:
             raise ValueError(f"kind {self.kind!r}: choose from {KINDS}")
         if not self.feature_set:
             self.feature_set = "sn2008" if self.kind == "sn2008" else "rich"
-        if self.kind == "res" and (self.layers < 3 or self.layers % 2 == 0):
-            raise ValueError(f"layers {self.layers}: a res net has an odd number, at least 3")
         if not self.learning_rate:
             self.learning_rate = DEFAULT_RATES[self.kind]
         _schedule(self.learning_rate)
@@ -116,6 +115,7 @@ class PolicySettings:
         for name in ("kernel", "first_kernel"):
             if getattr(self, name) % 2 == 0:
                 raise ValueError(f"{name} must be odd (a kernel centred on its point)")
+        tensor_shapes(self.architecture(), input_planes=1)     # the architecture's own checks
         if not 0.0 < self.teacher_weight <= 1.0:
             raise ValueError(f"teacher_weight {self.teacher_weight}: must be above 0 and at most 1")
 

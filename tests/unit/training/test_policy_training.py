@@ -243,6 +243,12 @@ def test_a_run_starts_from_a_grown_net(tmp_path, capsys):
     assert "grows only" in capsys.readouterr().err
 
 
+def test_a_res_run_is_refused_an_even_number_of_layers_before_it_starts(tmp_path):
+    with pytest.raises(ValueError, match="odd number of layers"):
+        small_settings(kind="res", layers=4)
+    assert small_settings(kind="res", layers=5).architecture()["kind"] == "res"
+
+
 def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
