@@ -243,7 +243,7 @@ def test_a_run_starts_from_a_grown_net(tmp_path, capsys):
     assert "grows only" in capsys.readouterr().err
 
 
-def test_a_res_run_is_refused_an_even_number_of_layers_before_it_starts(tmp_path):
+def test_a_res_run_is_refused_an_even_number_of_layers_before_it_starts():
     with pytest.raises(ValueError, match="odd number of layers"):
         small_settings(kind="res", layers=4)
     assert small_settings(kind="res", layers=5).architecture()["kind"] == "res"
