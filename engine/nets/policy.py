@@ -282,6 +282,10 @@ class PolicyNet:
                     dpre, cache[f"conv{layer}.cols"], cache[f"conv{layer}.in_shape"], p[f"conv{layer}.w"])
         return {name: grad.astype(np.float32, copy=False) for name, grad in grads.items()}
 
+    def with_params(self, params):
+        """The same architecture and features with other parameters (a dict like self.params)."""
+        return PolicyNet(self.architecture, self.feature_set.name, params=params)
+
     def flat_params(self):
         return np.concatenate([self.params[name].ravel() for name, _ in self.shapes]).astype(np.float32)
 

@@ -220,6 +220,10 @@ def plot_runs(runs, out):
                                label=f"{label} held-out top-1")
             accuracy_axis.plot([r["positions"] for r in held], [r["top5"] for r in held], "s--",
                                label=f"{label} held-out top-5")
+        averaged = [r for r in held if "current" in r]
+        if averaged:    # the run evaluates its weights' average; these are the newest weights
+            accuracy_axis.plot([r["positions"] for r in averaged], [r["current"]["top1"] for r in averaged],
+                               "x:", label=f"{label} held-out top-1, newest weights")
     loss_axis.set(xlabel="positions trained", ylabel="log-loss", title="loss")
     accuracy_axis.set(xlabel="positions trained", ylabel="accuracy", title="move prediction")
     for axis in (loss_axis, accuracy_axis):

@@ -19,15 +19,19 @@ gradient divided by 200 (the mean game length), which is a mean over a batch of 
 Run directory:
     settings.json     the settings (resume reads them)
     weights.npz       the newest checkpoint's net (a policy weight file: --policy takes it)
-    best.npz          the net of the best held-out top-1 so far
-    state.npz         optimizer momentum, step, positions seen, random state
+    average.npz       with --average-decay: the newest checkpoint's moving average of the weights
+    best.npz          the net of the best held-out top-1 so far (the average's, when averaging)
+    state.npz         optimizer momentum, the weights' average, step, positions seen, random state
     log.jsonl         {"type": "train", step, positions, loss, top1, rate, positions_per_second}
                       every log_every steps (means over those steps; loss and top1 of the moves
                       played, also when the targets mix in a teacher's); {"type": "eval", step,
-                      positions, top1, top5, log_loss, held_out_positions} every eval_every
+                      positions, top1, top5, log_loss, held_out_positions} every eval_every;
+                      when averaging, these are the average's and "current" holds the
+                      newest weights' {top1, top5, log_loss}
 """
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import os
@@ -46,12 +50,13 @@ from engine.training.policyteacher import Teachers, teacher_paths
 
 SETTINGS = "settings.json"
 WEIGHTS = "weights.npz"
+AVERAGE = "average.npz"
 BEST = "best.npz"
 STATE = "state.npz"
 LOG = "log.jsonl"
 
 
-RESUMABLE_CHANGES = ("steps", "learning_rate")   # the schedule's later steps, and where it ends
+RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay")   # the schedule, where it ends, averaging
 STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
 DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES}
 
@@ -98,6 +103,10 @@ class PolicySettings:
                 "with a teacher's probabilities under a random board symmetry "
                 "(engine/training/policyteacher.py); '': the move played alone"})
     teacher_weight: float = field(default=0.5, metadata={"help": "the teachers' share of the targets"})
+    average_decay: float = field(default=0.0, metadata={
+        "help": "keep an exponential moving average of the weights, this decay an update (0.999: "
+                "about the last 1,000 updates); evaluations, best.npz and average.npz take the "
+                "average; 0: none"})
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -118,6 +127,8 @@ class PolicySettings:
         tensor_shapes(self.architecture(), input_planes=1)     # the architecture's own checks
         if not 0.0 < self.teacher_weight <= 1.0:
             raise ValueError(f"teacher_weight {self.teacher_weight}: must be above 0 and at most 1")
+        if not 0.0 <= self.average_decay < 1.0:
+            raise ValueError(f"average_decay {self.average_decay}: must be at least 0 (none) and below 1")
 
     def architecture(self):
         if self.kind == "sn2008":
@@ -133,17 +144,27 @@ class PolicySettings:
                 rate = value
         return rate
 
+    def average_decay_at(self, step):
+        """The average's decay after update `step`: lower while the run is young, so that its
+        random start fades fast (as TensorFlow's ExponentialMovingAverage with num_updates)."""
+        return min(self.average_decay, (1 + step) / (10 + step))
+
 
 SETTINGS_FIELDS = {spec.name for spec in dataclasses.fields(PolicySettings)}
 
 
 class NumpyBackend:
-    """SGD with momentum on PolicyNet's own gradient."""
+    """SGD with momentum on PolicyNet's own gradient.
+
+    Both backends keep the weights' moving average beside the weights: start_average() begins it
+    (from the state's, else from the weights), update_average(decay) moves it after a step, and
+    logits() and export() take averaged=True for the averaged net."""
     name = "numpy"
 
     def __init__(self, net, settings):
         self.net, self.settings = net, settings
         self.velocity = {name: np.zeros_like(value) for name, value in net.params.items()}
+        self.average = None
 
     def step(self, planes, moves, rate, targets=None):
         logits, cache = self.net.forward(planes, keep=True)
@@ -165,18 +186,29 @@ class NumpyBackend:
             self.net.params[name] = self.net.params[name] + self.velocity[name]
         return loss, top1
 
-    def logits(self, planes):
-        return self.net.forward(planes)
+    def start_average(self):
+        if self.average is None:
+            self.average = {name: value.copy() for name, value in self.net.params.items()}
 
-    def export(self):
-        return self.net
+    def update_average(self, decay):
+        for name, value in self.net.params.items():
+            self.average[name] += np.float32(1.0 - decay) * (value - self.average[name])
+
+    def logits(self, planes, averaged=False):
+        return self.export(averaged).forward(planes)
+
+    def export(self, averaged=False):
+        return self.net.with_params(self.average) if averaged else self.net
 
     def state(self):
-        return {f"velocity/{name}": value for name, value in self.velocity.items()}
+        return {f"{kind}/{name}": value for kind, arrays in (("velocity", self.velocity), ("average", self.average))
+                for name, value in (arrays or {}).items()}
 
     def load_state(self, arrays):
         for name in self.velocity:
             self.velocity[name] = arrays[f"velocity/{name}"].astype(np.float32)
+        if self.settings.average_decay and all(f"average/{name}" in arrays for name in self.velocity):
+            self.average = {name: arrays[f"average/{name}"].astype(np.float32) for name in self.velocity}
 
 
 PRECISIONS = ("fp32", "bf16")
@@ -241,15 +273,16 @@ class TorchBackend:
                        for name, value in net.params.items()}
         self.optimizer = torch.optim.SGD(list(self.params.values()), lr=0.1,
                                          momentum=settings.momentum, weight_decay=settings.weight_decay)
+        self.average = None
 
     def _layout(self, tensor):
         if self.channels_last and tensor.dim() == 4:
             return tensor.contiguous(memory_format=self.torch.channels_last)
         return tensor
 
-    def _forward(self, planes):
+    def _forward(self, planes, params):
         torch, functional = self.torch, self.torch.nn.functional
-        p, architecture = self.params, self.net.architecture
+        p, architecture = params, self.net.architecture
         x = self._layout(torch.from_numpy(planes))
         batch, _, size, _ = x.shape
         if architecture["kind"] == "sn2008":
@@ -288,10 +321,10 @@ class TorchBackend:
         with self.passes():
             if self.precision == "bf16":
                 with torch.autocast("cpu", dtype=torch.bfloat16):
-                    logits = self._forward(planes)
+                    logits = self._forward(planes, self.params)
                 logits = logits.float()
             else:
-                logits = self._forward(planes)
+                logits = self._forward(planes, self.params)
             played = torch.from_numpy(moves)
             loss = torch.nn.functional.cross_entropy(logits, played)
             objective = loss if targets is None else \
@@ -302,18 +335,34 @@ class TorchBackend:
         top1 = float((logits.argmax(dim=1) == played).float().mean())
         return float(loss.detach()), top1
 
-    def logits(self, planes):
-        with self.torch.no_grad(), self.passes():
-            return self._forward(planes).numpy()
+    def start_average(self):
+        if self.average is None:
+            self.average = {name: param.detach().clone() for name, param in self.params.items()}
 
-    def export(self):
-        self.net.params = {name: value.detach().numpy().copy() for name, value in self.params.items()}
+    def update_average(self, decay):
+        with self.torch.no_grad():
+            for name, param in self.params.items():
+                self.average[name].lerp_(param, 1.0 - decay)
+
+    def logits(self, planes, averaged=False):
+        with self.torch.no_grad(), self.passes():
+            return self._forward(planes, self.average if averaged else self.params).numpy()
+
+    def export(self, averaged=False):
+        params = {name: value.detach().numpy().copy()
+                  for name, value in (self.average if averaged else self.params).items()}
+        if averaged:
+            return self.net.with_params(params)
+        self.net.params = params
         return self.net
 
     def state(self):
-        return {f"velocity/{name}": self.optimizer.state[param]["momentum_buffer"].numpy().copy()
-                for name, param in self.params.items()
-                if param in self.optimizer.state and "momentum_buffer" in self.optimizer.state[param]}
+        state = {f"velocity/{name}": self.optimizer.state[param]["momentum_buffer"].numpy().copy()
+                 for name, param in self.params.items()
+                 if param in self.optimizer.state and "momentum_buffer" in self.optimizer.state[param]}
+        for name, value in (self.average or {}).items():
+            state[f"average/{name}"] = value.numpy().copy()
+        return state
 
     def load_state(self, arrays):
         for name, param in self.params.items():
@@ -321,6 +370,9 @@ class TorchBackend:
             if key in arrays:
                 velocity = self.torch.from_numpy(arrays[key].copy())
                 self.optimizer.state[param]["momentum_buffer"] = self._layout(velocity)
+        if self.settings.average_decay and all(f"average/{name}" in arrays for name in self.params):
+            self.average = {name: self._layout(self.torch.from_numpy(arrays[f"average/{name}"].copy()))
+                            for name in self.params}
 
 
 def torch_available():
@@ -475,13 +527,16 @@ class PolicyRun:
         with open(self.run_dir / LOG, "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
 
-    def _trainer_record(self, backend):
+    def _trainer_record(self, backend, averaged=False):
         return {"step": self.step, "best_top1": self.best_top1, "backend": backend.name,
-                "settings": dataclasses.asdict(self.settings)}
+                "settings": dataclasses.asdict(self.settings), "averaged": averaged}
 
     def checkpoint(self, backend, size, games):
         net = backend.export()
         save_policy(self.run_dir / WEIGHTS, net, size, games, self.positions, self._trainer_record(backend))
+        if backend.average is not None:
+            save_policy(self.run_dir / AVERAGE, backend.export(averaged=True), size, games, self.positions,
+                        self._trainer_record(backend, averaged=True))
         state = dict(backend.state(), step=np.array(self.step),
                      rng=np.frombuffer(json.dumps(self.rng.bit_generator.state).encode(), np.uint8))
         temporary = self.run_dir / f".{STATE}.tmp.npz"
@@ -498,6 +553,8 @@ class PolicyRun:
         backend = make_backend(backend_name, self.net, self.settings, threads, precision, convolutions)
         if self.optimizer_state is not None:
             backend.load_state(self.optimizer_state)
+        if self.settings.average_decay:
+            backend.start_average()
         games = sum(read_games(directory) for directory in data_dirs)
         teachers = Teachers.load(teacher_paths(self.settings.teacher), self.settings.teacher_weight) \
             if self.settings.teacher else None
@@ -516,6 +573,8 @@ class PolicyRun:
                                              f"learning rate and resume")
                 self.step += 1
                 self.positions += len(moves)
+                if self.settings.average_decay:
+                    backend.update_average(self.settings.average_decay_at(self.step))
                 window_loss, window_top1, window_steps = window_loss + loss, window_top1 + top1, window_steps + 1
                 if bar:
                     bar.update(1)
@@ -539,14 +598,20 @@ class PolicyRun:
         return self
 
     def _evaluate(self, backend, held_out, indices, size, games):
-        result = accuracy(backend.logits, held_out, self.settings.feature_set, indices)
-        self._log({"type": "eval", "step": self.step, "positions": self.positions,
-                   "top1": result["top1"], "top5": result["top5"], "log_loss": result["log_loss"],
-                   "held_out_positions": result["positions"]})
+        averaged = backend.average is not None
+        result = accuracy(functools.partial(backend.logits, averaged=averaged), held_out,
+                          self.settings.feature_set, indices)
+        record = {"type": "eval", "step": self.step, "positions": self.positions,
+                  "top1": result["top1"], "top5": result["top5"], "log_loss": result["log_loss"],
+                  "held_out_positions": result["positions"]}
+        if averaged:
+            current = accuracy(backend.logits, held_out, self.settings.feature_set, indices)
+            record["current"] = {name: current[name] for name in ("top1", "top5", "log_loss")}
+        self._log(record)
         if result["top1"] > self.best_top1:
             self.best_top1 = result["top1"]
-            save_policy(self.run_dir / BEST, backend.export(), size, games, self.positions,
-                        self._trainer_record(backend))
+            save_policy(self.run_dir / BEST, backend.export(averaged), size, games, self.positions,
+                        self._trainer_record(backend, averaged))
         return result
 
 

@@ -151,7 +151,7 @@ def _loc(sgf_point):
 def test_a_stopped_run_resumes_exactly(tmp_path, backend):
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
-    straight = PolicyRun.create(tmp_path / "straight", small_settings(steps=20))
+    straight = PolicyRun.create(tmp_path / "straight", small_settings(steps=20, average_decay=0.9))
     straight.train([tmp_path / "data"], backend_name=backend, progress=False)
 
     class StopAt:
@@ -162,15 +162,68 @@ def test_a_stopped_run_resumes_exactly(tmp_path, backend):
         def requested(self):
             return self.run.step >= self.step
 
-    halted = PolicyRun.create(tmp_path / "halted", small_settings(steps=20))
+    halted = PolicyRun.create(tmp_path / "halted", small_settings(steps=20, average_decay=0.9))
     halted.train([tmp_path / "data"], backend_name=backend, progress=False, stop=StopAt(halted, 8))
     assert halted.step == 8
     resumed = PolicyRun.resume(tmp_path / "halted")
     assert resumed.step == 8 and resumed.positions == 8 * 16
     resumed.train([tmp_path / "data"], backend_name=backend, progress=False)
-    a, _ = load_policy(tmp_path / "straight" / "weights.npz")
-    b, _ = load_policy(tmp_path / "halted" / "weights.npz")
-    np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
+    for name in ("weights.npz", "average.npz"):
+        a, _ = load_policy(tmp_path / "straight" / name)
+        b, _ = load_policy(tmp_path / "halted" / name)
+        np.testing.assert_allclose(a.flat_params(), b.flat_params(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", [
+    "numpy",
+    pytest.param("torch", marks=needs_torch)])
+def test_the_weights_average_is_the_moving_average_of_the_steps(tmp_path, backend):
+    from engine.training.policytrain import make_backend
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    dataset = PolicyDataset([tmp_path / "data"])
+    settings = small_settings(kind="res", average_decay=0.8)
+    trainer = make_backend(backend, PolicyNet(settings.architecture(), "rich", seed=3), settings)
+    trainer.start_average()
+    expected = trainer.export().flat_params().astype(np.float64)
+    for step in range(4):
+        planes, moves = dataset.batch("rich", np.arange(step * 16, step * 16 + 16))
+        trainer.step(planes, moves, 0.05)
+        trainer.update_average(0.8)
+        expected = 0.8 * expected + 0.2 * trainer.export().flat_params()
+    average = trainer.export(averaged=True)
+    np.testing.assert_allclose(average.flat_params(), expected, rtol=1e-4, atol=1e-6)
+    assert not np.allclose(average.flat_params(), trainer.export().flat_params(), atol=1e-4)
+    np.testing.assert_allclose(trainer.logits(planes, averaged=True), average.forward(planes), rtol=1e-4, atol=1e-4)
+
+
+def test_averaging_may_start_on_resume_and_its_net_is_evaluated_and_kept(tmp_path):
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    PolicyRun.create(tmp_path / "run", small_settings(steps=4)).train(
+        [tmp_path / "data"], backend_name="numpy", progress=False)
+    assert not (tmp_path / "run" / "average.npz").exists()
+    before = load_policy(tmp_path / "run" / "weights.npz")[0].flat_params()
+    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+                         "--eval-data", str(tmp_path / "data"), "--eval-every", "2", "--eval-positions", "40",
+                         "--steps", "6", "--average-decay", "0.5", "--backend", "numpy", "--no-progress"]) == 0
+    after = load_policy(tmp_path / "run" / "weights.npz")[0].flat_params()
+    average, metadata = load_policy(tmp_path / "run" / "average.npz")
+    # begun at the resumed weights, then moved towards the two steps' weights
+    assert metadata["trainer"]["averaged"] and metadata["positions_trained"] == 6 * 16
+    assert not np.allclose(average.flat_params(), before) and not np.allclose(average.flat_params(), after)
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert {"type": "settings", "step": 4, "positions": 4 * 16, "steps": 6, "average_decay": 0.5} in records
+    evaluations = [r for r in records if r["type"] == "eval"]
+    assert [r["step"] for r in evaluations] == [6] and set(evaluations[0]["current"]) == {"top1", "top5", "log_loss"}
+    assert load_policy(tmp_path / "run" / "best.npz")[1]["trainer"]["averaged"]
+    assert kosumi_train(["plot", str(tmp_path / "run"), "--out", str(tmp_path / "curves.png")]) == 0
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert set(np.load(tmp_path / "run" / "state.npz").files) >= {f"average/{name}" for name, _ in average.shapes}
+    with pytest.raises(ValueError, match="average_decay 1.0"):
+        small_settings(average_decay=1.0)
+    assert small_settings(average_decay=0.999).average_decay_at(0) == 0.1
+    assert small_settings(average_decay=0.999).average_decay_at(10 ** 6) == 0.999
 
 
 def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(tmp_path):
@@ -319,10 +372,9 @@ def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
     moves = torch.from_numpy(rng.integers(0, size * size + 1, 5))
     results = []
     for convolutions in ("winograd", "direct"):
-        backend = TorchBackend(PolicyNet(net.architecture, net.feature_set.name, dict(net.params)),
-                               settings, threads, convolutions=convolutions)
+        backend = TorchBackend(net.with_params(dict(net.params)), settings, threads, convolutions=convolutions)
         with backend.passes():
-            logits = backend._forward(planes)
+            logits = backend._forward(planes, backend.params)
             torch.nn.functional.cross_entropy(logits, moves).backward()
         results.append({"logits": logits.detach().numpy()} |
                        {name: param.grad.numpy().copy() for name, param in backend.params.items()})
