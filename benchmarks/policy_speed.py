@@ -124,7 +124,7 @@ def inference(nets, sizes, repeats, averaged):
 
 def training_backends(kind):
     """(backend, threads, precision, convolutions) of each column the --train table measures."""
-    from engine.training.policytrain import native_bf16, torch_available
+    from engine.training.policybackends import native_bf16, torch_available
     backends = [("numpy", None, "fp32", "direct")]
     if torch_available():
         import torch
@@ -137,7 +137,8 @@ def training_backends(kind):
 
 def training(data, nets, seconds):
     from engine.training.policydata import PolicyDataset
-    from engine.training.policytrain import PolicySettings, make_backend
+    from engine.training.policybackends import make_backend
+    from engine.training.policytrain import PolicySettings
     dataset = PolicyDataset([data])
     rng = np.random.default_rng(0)
     print(f"{'net':26} {'backend':26} {'positions/s':>12}")

@@ -4,7 +4,7 @@
 (workers.py; on a Ray cluster with --ray, raypool.py), evaluation matches (evaluation.py), run
 directory (rundir.py, history.py) and plots (plots.py); CSA*'s labelled data (scoredata.py) and
 trainer (csatrain.py); the move-prediction network's game records in bulk (sgfdata.py), training
-data (policydata.py), trainer (policytrain.py) and `kosumi-train policy` command line
-(policycli.py).
+data (policydata.py), trainer (policytrain.py) with its numpy and PyTorch backends
+(policybackends.py, policywinograd.py) and `kosumi-train policy` command line (policycli.py).
 
 May import: engine.rules, engine.nets, engine.search, engine.scoring, engine.play, engine.tools."""

@@ -34,8 +34,8 @@ from engine.nets.winograd import play_forward
 from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policygrow import NOISE, grown
-from engine.training.policytrain import (CONVOLUTIONS, LOG, PRECISIONS, SETTINGS, PolicyRun, PolicySettings, Stop,
-                                         move_ranks, summarise_ranks)
+from engine.training.policybackends import CONVOLUTIONS, PRECISIONS
+from engine.training.policytrain import LOG, SETTINGS, PolicyRun, PolicySettings, Stop, move_ranks, summarise_ranks
 
 
 def _add_settings(parser):

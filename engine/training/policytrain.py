@@ -1,16 +1,9 @@
-"""Training the move-prediction network on expert games: settings, the two backends, the run
-directory with checkpoints and resume, and the accuracy measure (top-1, top-5, log-loss).
+"""Training the move-prediction network on expert games: settings, the run directory with
+checkpoints and resume, and the accuracy measure (top-1, top-5, log-loss).
 
 Reading order: PolicySettings (every setting with its default, once), PolicyRun.create()/resume(),
-PolicyRun.train() (the loop: batches from engine/training/policydata.py, a step, a log line, a
-checkpoint, an evaluation), then the backends and accuracy().
-
-The backends compute the same net (engine/nets/policy.py's parameter layout):
-- `numpy`: PolicyNet.forward/backward, SGD with momentum in numpy. Always available; the tests
-  train with it.
-- `torch`: the same net in PyTorch (an optional extra, `pip install -e '.[train]'`), chosen by
-  default when it imports, because it trains many times faster on the same cores (measured in
-  the notebook, docs/notebook/policy.md). Inference never needs it.
+PolicyRun.train() (the loop: batches from engine/training/policydata.py, a step of a backend from
+engine/training/policybackends.py, a log line, a checkpoint, an evaluation), then accuracy().
 
 The paper's schedule (Sutskever & Nair 2008, section 3) is the default for `sn2008`: learning
 rate 0.1 for 3,000 updates, then 0.01; momentum 0.9; no weight decay; one update per game with the
@@ -29,7 +22,6 @@ Run directory:
                       when averaging, these are the average's and "current" holds the
                       newest weights' {top1, top5, log_loss}
 """
-import contextlib
 import dataclasses
 import functools
 import json
@@ -43,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.nets.policy import (KINDS, STACKS, PolicyNet, edge_map, load_policy, save_policy, shortcuts,
-                                softmax, tensor_shapes)
+from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax, tensor_shapes
+from engine.training.policybackends import make_backend
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
 
@@ -151,252 +143,6 @@ class PolicySettings:
 
 
 SETTINGS_FIELDS = {spec.name for spec in dataclasses.fields(PolicySettings)}
-
-
-class NumpyBackend:
-    """SGD with momentum on PolicyNet's own gradient.
-
-    Both backends keep the weights' moving average beside the weights: start_average() begins it
-    (from the state's, else from the weights), update_average(decay) moves it after a step, and
-    logits() and export() take averaged=True for the averaged net."""
-    name = "numpy"
-
-    def __init__(self, net, settings):
-        self.net, self.settings = net, settings
-        self.velocity = {name: np.zeros_like(value) for name, value in net.params.items()}
-        self.average = None
-
-    def step(self, planes, moves, rate, targets=None):
-        logits, cache = self.net.forward(planes, keep=True)
-        probabilities = softmax(logits)
-        rows = np.arange(len(moves))
-        loss = float(-np.log(np.maximum(probabilities[rows, moves], 1e-30)).mean())
-        top1 = float((logits.argmax(axis=1) == moves).mean())
-        dlogits = probabilities.astype(np.float32)
-        if targets is None:
-            dlogits[rows, moves] -= 1.0
-        else:
-            dlogits -= targets
-        dlogits /= len(moves)
-        grads = self.net.backward(cache, dlogits)
-        for name, grad in grads.items():
-            if self.settings.weight_decay:
-                grad = grad + self.settings.weight_decay * self.net.params[name]
-            self.velocity[name] = self.settings.momentum * self.velocity[name] - rate * grad
-            self.net.params[name] = self.net.params[name] + self.velocity[name]
-        return loss, top1
-
-    def start_average(self):
-        if self.average is None:
-            self.average = {name: value.copy() for name, value in self.net.params.items()}
-
-    def update_average(self, decay):
-        for name, value in self.net.params.items():
-            self.average[name] += np.float32(1.0 - decay) * (value - self.average[name])
-
-    def logits(self, planes, averaged=False):
-        return self.export(averaged).forward(planes)
-
-    def export(self, averaged=False):
-        return self.net.with_params(self.average) if averaged else self.net
-
-    def state(self):
-        return {f"{kind}/{name}": value for kind, arrays in (("velocity", self.velocity), ("average", self.average))
-                for name, value in (arrays or {}).items()}
-
-    def load_state(self, arrays):
-        for name in self.velocity:
-            self.velocity[name] = arrays[f"velocity/{name}"].astype(np.float32)
-        if self.settings.average_decay and all(f"average/{name}" in arrays for name in self.velocity):
-            self.average = {name: arrays[f"average/{name}"].astype(np.float32) for name in self.velocity}
-
-
-PRECISIONS = ("fp32", "bf16")
-CONVOLUTIONS = ("auto", "winograd", "direct")
-
-
-def use_winograd(convolutions, precision, kind):
-    """Whether the torch step takes its convolutions by Winograd (engine/training/policywinograd.py)
-    or torch's own: `auto` takes Winograd for a conv net in float32, where it is the faster."""
-    if convolutions not in CONVOLUTIONS:
-        raise ValueError(f"convolutions {convolutions!r}: choose from {', '.join(CONVOLUTIONS)}")
-    if convolutions == "winograd" and (precision != "fp32" or kind not in STACKS):
-        raise ValueError(f"Winograd convolutions are for conv and res nets in fp32, not a {kind} net "
-                         f"in {precision}: take --convolutions direct")
-    return convolutions == "winograd" or (convolutions == "auto" and precision == "fp32" and kind in STACKS)
-
-
-def native_bf16(torch):
-    """Whether oneDNN runs bfloat16 natively on this CPU (AVX-512 BF16 or AMX): elsewhere it
-    emulates it, and a bf16 step of the 10 x 64 net took 15 times a float32 one (AVX2 only)."""
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):   # an older or a newer torch without the query
-        return torch.backends.cpu.get_cpu_capability() not in ("DEFAULT", "VSX", "ZVECTOR", "AVX2")
-
-
-class TorchBackend:
-    """The same net and SGD in PyTorch, on the CPU.
-
-    precision "bf16" runs the training step's convolutions in bfloat16 under autocast (the
-    weights, their momentum and the loss stay float32): CPUs with AVX-512 BF16 take these steps
-    much faster. Evaluation stays float32, so held-out numbers do not depend on it.
-    convolutions: see use_winograd(); Winograd's layers take as many threads as torch."""
-    name = "torch"
-
-    def __init__(self, net, settings, threads=None, precision="fp32", convolutions="auto"):
-        import torch
-        self.torch = torch
-        if threads:
-            torch.set_num_threads(threads)
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
-        if precision == "bf16" and not native_bf16(torch):
-            print(f"kosumi-train policy: warning: this CPU has no native bfloat16 (torch finds "
-                  f"{torch.backends.cpu.get_cpu_capability()}); --precision bf16 is emulated "
-                  f"there, many times slower than fp32", file=sys.stderr)
-        self.precision = precision
-        self.net, self.settings = net, settings
-        self.winograd = use_winograd(convolutions, precision, net.architecture["kind"])
-        self.passes = contextlib.nullcontext      # what the forward and backward passes run in
-        if self.winograd:
-            from engine.training.policywinograd import KERNELS, WinogradLayer, WinogradStep
-            step = WinogradStep(torch.get_num_threads())
-            kernels = [net.params[f"conv{layer}.w"].shape[-1] for layer in range(net.architecture["layers"])]
-            self.winograd_layers = [WinogradLayer(r, layer, step) if r in KERNELS else None
-                                    for layer, r in enumerate(kernels)]
-            self.passes = step.one_blas_thread
-        # oneDNN's CPU convolutions run faster on channels-last memory than on the default
-        # layout; the Sutskever & Nair net reshapes its boards and keeps the default.
-        self.channels_last = net.architecture["kind"] in STACKS
-        self.params = {name: torch.nn.Parameter(self._layout(torch.from_numpy(value.copy())))
-                       for name, value in net.params.items()}
-        self.optimizer = torch.optim.SGD(list(self.params.values()), lr=0.1,
-                                         momentum=settings.momentum, weight_decay=settings.weight_decay)
-        self.average = None
-
-    def _layout(self, tensor):
-        if self.channels_last and tensor.dim() == 4:
-            return tensor.contiguous(memory_format=self.torch.channels_last)
-        return tensor
-
-    def _forward(self, planes, params):
-        torch, functional = self.torch, self.torch.nn.functional
-        p, architecture = params, self.net.architecture
-        x = self._layout(torch.from_numpy(planes))
-        batch, _, size, _ = x.shape
-        if architecture["kind"] == "sn2008":
-            boards = architecture["boards"]
-            per_board = x.reshape(batch * boards, -1, size, size)
-            pre = functional.conv2d(per_board, p["hidden.w"], p["hidden.b"],
-                                    padding=architecture["kernel"] // 2)
-            if "hidden.map" in p:
-                index = torch.from_numpy(edge_map(size, p["hidden.map"].shape[-1]))
-                pre = pre + p["hidden.map"][:, index][:, :, index][None]
-            hidden = torch.sigmoid(pre)
-            hidden = hidden.reshape(batch, -1, size, size)
-        else:
-            hidden, outputs, adds = x, [], shortcuts(architecture)
-            for layer in range(architecture["layers"]):
-                weight, bias = p[f"conv{layer}.w"], p[f"conv{layer}.b"]
-                shortcut = outputs[adds[layer]] if layer in adds else None
-                fast = self.winograd and self.winograd_layers[layer]
-                if fast:
-                    # the transforms take NHWC, which is channels-last memory: no copy either way
-                    nhwc = None if shortcut is None else shortcut.permute(0, 2, 3, 1).contiguous()
-                    hidden = fast(hidden.permute(0, 2, 3, 1).contiguous(), weight, bias, nhwc).permute(0, 3, 1, 2)
-                else:
-                    pre = functional.conv2d(hidden, weight, bias, padding=weight.shape[-1] // 2)
-                    hidden = torch.relu(pre if shortcut is None else pre + shortcut)
-                outputs.append(hidden)
-        points = functional.conv2d(hidden, p["output.w"], p["output.b"],
-                                   padding=p["output.w"].shape[-1] // 2).reshape(batch, size * size)
-        pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]
-        return torch.cat([points, pass_logit[:, None]], dim=1)
-
-    def step(self, planes, moves, rate, targets=None):
-        torch = self.torch
-        for group in self.optimizer.param_groups:
-            group["lr"] = rate
-        with self.passes():
-            if self.precision == "bf16":
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    logits = self._forward(planes, self.params)
-                logits = logits.float()
-            else:
-                logits = self._forward(planes, self.params)
-            played = torch.from_numpy(moves)
-            loss = torch.nn.functional.cross_entropy(logits, played)
-            objective = loss if targets is None else \
-                torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
-            self.optimizer.zero_grad()
-            objective.backward()
-            self.optimizer.step()
-        top1 = float((logits.argmax(dim=1) == played).float().mean())
-        return float(loss.detach()), top1
-
-    def start_average(self):
-        if self.average is None:
-            self.average = {name: param.detach().clone() for name, param in self.params.items()}
-
-    def update_average(self, decay):
-        with self.torch.no_grad():
-            for name, param in self.params.items():
-                self.average[name].lerp_(param, 1.0 - decay)
-
-    def logits(self, planes, averaged=False):
-        with self.torch.no_grad(), self.passes():
-            return self._forward(planes, self.average if averaged else self.params).numpy()
-
-    def export(self, averaged=False):
-        params = {name: value.detach().numpy().copy()
-                  for name, value in (self.average if averaged else self.params).items()}
-        if averaged:
-            return self.net.with_params(params)
-        self.net.params = params
-        return self.net
-
-    def state(self):
-        state = {f"velocity/{name}": self.optimizer.state[param]["momentum_buffer"].numpy().copy()
-                 for name, param in self.params.items()
-                 if param in self.optimizer.state and "momentum_buffer" in self.optimizer.state[param]}
-        for name, value in (self.average or {}).items():
-            state[f"average/{name}"] = value.numpy().copy()
-        return state
-
-    def load_state(self, arrays):
-        for name, param in self.params.items():
-            key = f"velocity/{name}"
-            if key in arrays:
-                velocity = self.torch.from_numpy(arrays[key].copy())
-                self.optimizer.state[param]["momentum_buffer"] = self._layout(velocity)
-        if self.settings.average_decay and all(f"average/{name}" in arrays for name in self.params):
-            self.average = {name: self._layout(self.torch.from_numpy(arrays[f"average/{name}"].copy()))
-                            for name in self.params}
-
-
-def torch_available():
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def make_backend(name, net, settings, threads=None, precision="fp32", convolutions="auto"):
-    if name == "auto":
-        name = "torch" if torch_available() else "numpy"
-    if name == "torch":
-        if not torch_available():
-            raise ValueError("backend torch: PyTorch is not installed (pip install -e '.[train]')")
-        return TorchBackend(net, settings, threads, precision, convolutions)
-    if name == "numpy":
-        if precision != "fp32":
-            raise ValueError(f"precision {precision}: only the torch backend has it")
-        if convolutions == "winograd":
-            raise ValueError("convolutions winograd: only the torch backend has them")
-        return NumpyBackend(net, settings)
-    raise ValueError(f"unknown backend {name!r}: choose auto, torch or numpy")
 
 
 def move_ranks(logits_of, dataset, feature_set_name, indices, batch_size=256):

@@ -16,7 +16,8 @@ from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules
 from engine.training.policydata import PolicyDataset, prepare, read_manifest
 from engine.training.policygrow import grown
-from engine.training.policytrain import PolicyRun, PolicySettings, torch_available
+from engine.training.policybackends import torch_available
+from engine.training.policytrain import PolicyRun, PolicySettings
 from engine.training.sgfdata import ReadCounts, iter_games, read_game, split_collection
 from engine.training.train import main as kosumi_train
 
@@ -91,7 +92,7 @@ def test_prepare_resumes_where_it_stopped(tmp_path):
     assert first["games"] == 4 and len(first["shards"]) == 2
     again = prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9, shard_positions=20)
     assert again["games"] == 10 and again["positions"] == 120 and again["trees_done"] == 10
-    whole = prepare([tmp_path / "games.sgf"], tmp_path / "whole", size=9)
+    prepare([tmp_path / "games.sgf"], tmp_path / "whole", size=9)
     one, other = PolicyDataset([tmp_path / "data"]), PolicyDataset([tmp_path / "whole"])
     everything = np.arange(120)
     for a, b in zip(one.gather(everything, 4), other.gather(everything, 4)):
@@ -178,7 +179,7 @@ def test_a_stopped_run_resumes_exactly(tmp_path, backend):
     "numpy",
     pytest.param("torch", marks=needs_torch)])
 def test_the_weights_average_is_the_moving_average_of_the_steps(tmp_path, backend):
-    from engine.training.policytrain import make_backend
+    from engine.training.policybackends import make_backend
     (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
     prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
     dataset = PolicyDataset([tmp_path / "data"])
@@ -361,7 +362,7 @@ def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
 def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
     """{name: (Winograd's gradient, torch's own)} of one batch's loss, and the logits."""
     import torch
-    from engine.training.policytrain import TorchBackend
+    from engine.training.policybackends import TorchBackend
     rng = np.random.default_rng(seed)
     net = PolicyNet(settings.architecture(), settings.feature_set or "rich", seed=seed)
     # a res net's pairs end in zeros, which would hide the gradients through them
@@ -402,7 +403,7 @@ def test_winograd_threads_share_a_batch_and_give_its_gradients():
 
 @needs_torch
 def test_winograd_convolutions_are_for_conv_nets_in_float32():
-    from engine.training.policytrain import TorchBackend, use_winograd
+    from engine.training.policybackends import TorchBackend, use_winograd
     assert use_winograd("auto", "fp32", "conv") and not use_winograd("auto", "bf16", "conv")
     assert not use_winograd("auto", "fp32", "sn2008") and not use_winograd("direct", "fp32", "conv")
     settings = small_settings(kind="sn2008", feature_set="", kernel=3, hidden=3)
@@ -416,19 +417,19 @@ def test_winograd_convolutions_are_for_conv_nets_in_float32():
 
 @needs_torch
 def test_bfloat16_on_a_cpu_that_only_emulates_it_warns(monkeypatch, capsys):
-    import engine.training.policytrain as policytrain
+    import engine.training.policybackends as backends
     net = PolicyNet(small_settings().architecture(), "rich", seed=1)
     for native, warned in ((True, False), (False, True)):
-        monkeypatch.setattr(policytrain, "native_bf16", lambda torch: native)
-        policytrain.TorchBackend(net, small_settings(), precision="bf16")
+        monkeypatch.setattr(backends, "native_bf16", lambda torch: native)
+        backends.TorchBackend(net, small_settings(), precision="bf16")
         assert ("no native bfloat16" in capsys.readouterr().err) == warned
-    policytrain.TorchBackend(net, small_settings(), precision="fp32")
+    backends.TorchBackend(net, small_settings(), precision="fp32")
     assert capsys.readouterr().err == ""
 
 
 def test_native_bfloat16_is_asked_of_onednn_or_read_from_the_cpu_capability():
     from types import SimpleNamespace
-    from engine.training.policytrain import native_bf16
+    from engine.training.policybackends import native_bf16
 
     def fake_torch(supported, capability):
         def query():
