@@ -115,6 +115,14 @@ def test_history_boards_stop_at_the_games_start(tmp_path):
 needs_torch = pytest.mark.skipif(not torch_available(), reason="PyTorch is not installed (pip install -e '.[train]')")
 
 
+@pytest.fixture
+def data(tmp_path):
+    """Position data of 10 varied 9x9 games."""
+    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
+    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+    return tmp_path / "data"
+
+
 def small_settings(**changes):
     values = dict(kind="conv", channels=16, layers=3, first_kernel=5, batch_size=16,
                   learning_rate="0.02@0", steps=150, seed=3)
@@ -149,11 +157,9 @@ def _loc(sgf_point):
 @pytest.mark.parametrize("backend", [
     "numpy",
     pytest.param("torch", marks=needs_torch)])
-def test_a_stopped_run_resumes_exactly(tmp_path, backend):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_a_stopped_run_resumes_exactly(data, tmp_path, backend):
     straight = PolicyRun.create(tmp_path / "straight", small_settings(steps=20, average_decay=0.9))
-    straight.train([tmp_path / "data"], backend_name=backend, progress=False)
+    straight.train([data], backend_name=backend, progress=False)
 
     class StopAt:
         def __init__(self, run, step):
@@ -164,11 +170,11 @@ def test_a_stopped_run_resumes_exactly(tmp_path, backend):
             return self.run.step >= self.step
 
     halted = PolicyRun.create(tmp_path / "halted", small_settings(steps=20, average_decay=0.9))
-    halted.train([tmp_path / "data"], backend_name=backend, progress=False, stop=StopAt(halted, 8))
+    halted.train([data], backend_name=backend, progress=False, stop=StopAt(halted, 8))
     assert halted.step == 8
     resumed = PolicyRun.resume(tmp_path / "halted")
     assert resumed.step == 8 and resumed.positions == 8 * 16
-    resumed.train([tmp_path / "data"], backend_name=backend, progress=False)
+    resumed.train([data], backend_name=backend, progress=False)
     for name in ("weights.npz", "average.npz"):
         a, _ = load_policy(tmp_path / "straight" / name)
         b, _ = load_policy(tmp_path / "halted" / name)
@@ -178,11 +184,9 @@ def test_a_stopped_run_resumes_exactly(tmp_path, backend):
 @pytest.mark.parametrize("backend", [
     "numpy",
     pytest.param("torch", marks=needs_torch)])
-def test_the_weights_average_is_the_moving_average_of_the_steps(tmp_path, backend):
+def test_the_weights_average_is_the_moving_average_of_the_steps(data, tmp_path, backend):
     from engine.training.policybackends import make_backend
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
-    dataset = PolicyDataset([tmp_path / "data"])
+    dataset = PolicyDataset([data])
     settings = small_settings(kind="res", average_decay=0.8)
     trainer = make_backend(backend, PolicyNet(settings.architecture(), "rich", seed=3), settings)
     trainer.start_average()
@@ -198,15 +202,13 @@ def test_the_weights_average_is_the_moving_average_of_the_steps(tmp_path, backen
     np.testing.assert_allclose(trainer.logits(planes, averaged=True), average.forward(planes), rtol=1e-4, atol=1e-4)
 
 
-def test_averaging_may_start_on_resume_and_its_net_is_evaluated_and_kept(tmp_path):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_averaging_may_start_on_resume_and_its_net_is_evaluated_and_kept(data, tmp_path):
     PolicyRun.create(tmp_path / "run", small_settings(steps=4)).train(
-        [tmp_path / "data"], backend_name="numpy", progress=False)
+        [data], backend_name="numpy", progress=False)
     assert not (tmp_path / "run" / "average.npz").exists()
     before = load_policy(tmp_path / "run" / "weights.npz")[0].flat_params()
-    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
-                         "--eval-data", str(tmp_path / "data"), "--eval-every", "2", "--eval-positions", "40",
+    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(data),
+                         "--eval-data", str(data), "--eval-every", "2", "--eval-positions", "40",
                          "--steps", "6", "--average-decay", "0.5", "--backend", "numpy", "--no-progress"]) == 0
     after = load_policy(tmp_path / "run" / "weights.npz")[0].flat_params()
     average, metadata = load_policy(tmp_path / "run" / "average.npz")
@@ -227,15 +229,13 @@ def test_averaging_may_start_on_resume_and_its_net_is_evaluated_and_kept(tmp_pat
     assert small_settings(average_decay=0.999).average_decay_at(10 ** 6) == 0.999
 
 
-def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(tmp_path):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(data, tmp_path):
     PolicyRun.create(tmp_path / "first", small_settings(channels=8, layers=2, steps=3)).train(
-        [tmp_path / "data"], backend_name="numpy", progress=False)
+        [data], backend_name="numpy", progress=False)
     start, _ = load_policy(tmp_path / "first" / "weights.npz")
     # the command line's defaults (the sn2008 kind; 6 x 48 maps for conv) give way to the file's net
     assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "second"), "--from-weights",
-                         str(tmp_path / "first" / "weights.npz"), "--data", str(tmp_path / "data"),
+                         str(tmp_path / "first" / "weights.npz"), "--data", str(data),
                          "--steps", "2", "--backend", "numpy", "--no-progress"]) == 0
     settings = json.loads((tmp_path / "second" / "settings.json").read_text())
     assert (settings["kind"], settings["channels"], settings["layers"], settings["first_kernel"],
@@ -276,18 +276,16 @@ def test_a_grown_net_predicts_the_moves_of_the_net_it_grew_from():
         grown(PolicyNet({"kind": "sn2008", "hidden": 3, "kernel": 3, "boards": 5}, "sn2008"), layers=2)
 
 
-def test_a_run_starts_from_a_grown_net(tmp_path, capsys):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_a_run_starts_from_a_grown_net(data, tmp_path, capsys):
     PolicyRun.create(tmp_path / "small", small_settings(channels=4, layers=2, steps=2)).train(
-        [tmp_path / "data"], backend_name="numpy", progress=False)
+        [data], backend_name="numpy", progress=False)
     assert kosumi_train(["policy", "grow", "--weights", str(tmp_path / "small" / "weights.npz"),
                          "--out", str(tmp_path / "grown.npz"), "--layers", "3", "--channels", "6"]) == 0
     assert "3 layers of 6 maps" in capsys.readouterr().out
     net, metadata = load_policy(tmp_path / "grown.npz")
     assert metadata["trainer"]["grown_from"] == "weights.npz" and metadata["positions_trained"] == 2 * 16
     assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "big"), "--from-weights",
-                         str(tmp_path / "grown.npz"), "--data", str(tmp_path / "data"),
+                         str(tmp_path / "grown.npz"), "--data", str(data),
                          "--steps", "1", "--backend", "numpy", "--no-progress"]) == 0
     settings = json.loads((tmp_path / "big" / "settings.json").read_text())
     assert (settings["layers"], settings["channels"]) == (3, 6)
@@ -303,12 +301,10 @@ def test_a_res_run_is_refused_an_even_number_of_layers_before_it_starts():
     assert small_settings(kind="res", layers=5).architecture()["kind"] == "res"
 
 
-def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_a_resumed_run_may_change_its_schedule_and_length_only(data, tmp_path):
     PolicyRun.create(tmp_path / "run", small_settings(steps=4)).train(
-        [tmp_path / "data"], backend_name="numpy", progress=False)
-    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+        [data], backend_name="numpy", progress=False)
+    assert kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(data),
                          "--steps", "6", "--learning-rate", "0.02@0,0.005@5", "--backend", "numpy",
                          "--no-progress"]) == 0
     resumed = PolicyRun.resume(tmp_path / "run")
@@ -318,35 +314,31 @@ def test_a_resumed_run_may_change_its_schedule_and_length_only(tmp_path):
     assert {"type": "settings", "step": 4, "positions": 4 * 16, "steps": 6,
             "learning_rate": "0.02@0,0.005@5"} in records
     with pytest.raises(SystemExit):
-        kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(tmp_path / "data"),
+        kosumi_train(["policy", "train", "--resume", str(tmp_path / "run"), "--data", str(data),
                       "--channels", "8", "--no-progress"])
     assert PolicyRun.resume(tmp_path / "run").settings.channels == 16
 
 
 @pytest.mark.slow
 @needs_torch
-def test_the_torch_backend_takes_the_same_steps_as_numpy(tmp_path):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_the_torch_backend_takes_the_same_steps_as_numpy(data, tmp_path):
     for kind in ("conv", "res", "sn2008"):
         settings = small_settings(kind=kind, feature_set="", kernel=3, hidden=3, steps=5)
         runs = []
         for backend in ("numpy", "torch"):
             run = PolicyRun.create(tmp_path / f"{kind}-{backend}", settings)
-            run.train([tmp_path / "data"], backend_name=backend, progress=False)
+            run.train([data], backend_name=backend, progress=False)
             runs.append(load_policy(tmp_path / f"{kind}-{backend}" / "weights.npz")[0].flat_params())
         np.testing.assert_allclose(runs[0], runs[1], rtol=1e-3, atol=1e-5)
 
 
 @needs_torch
-def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
-    (tmp_path / "games.sgf").write_bytes(b"\n".join(varied_games(10)))
-    prepare([tmp_path / "games.sgf"], tmp_path / "data", size=9)
+def test_bfloat16_steps_follow_the_float32_steps(data, tmp_path):
     settings = small_settings(kind="conv", feature_set="", steps=1)
     runs = []
     for precision in ("fp32", "bf16"):
         run = PolicyRun.create(tmp_path / precision, settings)
-        run.train([tmp_path / "data"], backend_name="torch", progress=False, precision=precision)
+        run.train([data], backend_name="torch", progress=False, precision=precision)
         runs.append(load_policy(tmp_path / precision / "weights.npz")[0].flat_params())
     start = PolicyNet(settings.architecture(), "rich", seed=settings.seed).flat_params()
     # bfloat16 keeps 8 bits of mantissa: a step in nearly the same direction, not the same step
@@ -356,7 +348,7 @@ def test_bfloat16_steps_follow_the_float32_steps(tmp_path):
     assert 0.8 < np.linalg.norm(step16) / np.linalg.norm(step32) < 1.25
     with pytest.raises(ValueError, match="only the torch backend"):
         PolicyRun.create(tmp_path / "numpy", settings).train(
-            [tmp_path / "data"], backend_name="numpy", progress=False, precision="bf16")
+            [data], backend_name="numpy", progress=False, precision="bf16")
 
 
 def winograd_and_direct_gradients(settings, size, threads=None, seed=0):
