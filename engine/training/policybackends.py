@@ -8,7 +8,8 @@ same SGD with momentum, in numpy or in PyTorch; each keeps the weights' moving a
   (engine/training/policywinograd.py). Inference never needs it.
 
 A backend: step(planes, moves, rate, targets) -> (loss, top1); start_average() (from the state's
-average, else from the weights) and update_average(decay) after a step; logits(planes, averaged)
+average, else from the weights; `average` is None until then) and update_average(decay) after a
+step; logits(planes, averaged)
 and export(averaged) -> PolicyNet, of the weights or their average; state() and load_state(arrays)
 for the run's state.npz.
 """
@@ -145,9 +146,10 @@ class TorchBackend:
             return tensor.contiguous(memory_format=self.torch.channels_last)
         return tensor
 
-    def _forward(self, planes, params):
+    def _forward(self, planes, p):
+        """The logits of the net with parameters p (self.params or self.average)."""
         torch, functional = self.torch, self.torch.nn.functional
-        p, architecture = params, self.net.architecture
+        architecture = self.net.architecture
         x = self._layout(torch.from_numpy(planes))
         batch, _, size, _ = x.shape
         if architecture["kind"] == "sn2008":
