@@ -35,7 +35,8 @@ from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policygrow import NOISE, grown
 from engine.training.policybackends import CONVOLUTIONS, PRECISIONS
-from engine.training.policytrain import LOG, SETTINGS, PolicyRun, PolicySettings, Stop, move_ranks, summarise_ranks
+from engine.training.policytrain import (LOG, SETTINGS, PolicyRun, PolicySettings, Stop, move_ranks, net_settings,
+                                         summarise_ranks)
 
 
 def _add_settings(parser):
@@ -116,6 +117,8 @@ def _train(args, parser):
             run = PolicyRun.resume(args.resume)
             run.change(**given)
         else:
+            if args.from_weights:   # the file's architecture, before the settings check theirs
+                given.update(net_settings(load_policy(args.from_weights)[0]))
             run = PolicyRun.create(args.run_dir, PolicySettings(**given), args.from_weights)
         print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "
               f"{json.dumps(dataclasses.asdict(run.settings))}", file=sys.stderr)

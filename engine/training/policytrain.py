@@ -145,6 +145,12 @@ class PolicySettings:
 SETTINGS_FIELDS = {spec.name for spec in dataclasses.fields(PolicySettings)}
 
 
+def net_settings(net):
+    """The settings that describe net's architecture and features."""
+    shape = {name: value for name, value in net.architecture.items() if name in SETTINGS_FIELDS}
+    return dict(shape, feature_set=net.feature_set.name)
+
+
 def move_ranks(logits_of, dataset, feature_set_name, indices, batch_size=256):
     """(ranks, log_probabilities) of the moves played at the dataset's positions at indices, as
     the players made them (no symmetry): rank 0 is the net's top move."""
@@ -224,9 +230,7 @@ class PolicyRun:
         if start_weights is not None:
             # the file's net: its architecture and features, whatever the settings said
             net, _ = load_policy(start_weights)
-            shape = {name: value for name, value in net.architecture.items()
-                     if name in SETTINGS_FIELDS}
-            settings = dataclasses.replace(settings, **shape, feature_set=net.feature_set.name)
+            settings = dataclasses.replace(settings, **net_settings(net))
         else:
             net = PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
         _write_settings(run_dir, settings)

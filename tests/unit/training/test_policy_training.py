@@ -244,6 +244,13 @@ def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(data, tmp_
     assert resumed.step == 2 and resumed.settings.architecture() == \
         {key: start.architecture[key] for key in ("kind", "channels", "layers", "first_kernel")}
     assert not np.allclose(resumed.net.flat_params(), start.flat_params())
+    # a res net's layers are the file's too, not the default's even count that a res net refuses
+    PolicyRun.create(tmp_path / "res", small_settings(kind="res", layers=3, steps=1)).train(
+        [data], backend_name="numpy", progress=False)
+    assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "from-res"), "--kind", "res", "--from-weights",
+                         str(tmp_path / "res" / "weights.npz"), "--data", str(data), "--steps", "1",
+                         "--backend", "numpy", "--no-progress"]) == 0
+    assert PolicyRun.resume(tmp_path / "from-res").settings.layers == 3
 
 
 def test_a_grown_net_predicts_the_moves_of_the_net_it_grew_from():
