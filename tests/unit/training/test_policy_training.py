@@ -16,7 +16,7 @@ from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules
 from engine.training.policydata import PolicyDataset, prepare, read_manifest
 from engine.training.policygrow import grown
-from engine.training.policybackends import torch_available
+from engine.training.policybackends import make_backend, torch_available
 from engine.training.policytrain import PolicyRun, PolicySettings
 from engine.training.sgfdata import ReadCounts, iter_games, read_game, split_collection
 from engine.training.train import main as kosumi_train
@@ -185,7 +185,6 @@ def test_a_stopped_run_resumes_exactly(data, tmp_path, backend):
     "numpy",
     pytest.param("torch", marks=needs_torch)])
 def test_the_weights_average_is_the_moving_average_of_the_steps(data, tmp_path, backend):
-    from engine.training.policybackends import make_backend
     dataset = PolicyDataset([data])
     settings = small_settings(kind="res", average_decay=0.8)
     trainer = make_backend(backend, PolicyNet(settings.architecture(), "rich", seed=3), settings)
