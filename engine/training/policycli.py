@@ -117,9 +117,10 @@ def _train(args, parser):
             run = PolicyRun.resume(args.resume)
             run.change(**given)
         else:
-            if args.from_weights:   # the file's architecture, before the settings check theirs
-                given.update(net_settings(load_policy(args.from_weights)[0]))
-            run = PolicyRun.create(args.run_dir, PolicySettings(**given), args.from_weights)
+            start = load_policy(args.from_weights)[0] if args.from_weights else None
+            if start is not None:   # the file's architecture and features, whatever the options said
+                given.update(net_settings(start))
+            run = PolicyRun.create(args.run_dir, PolicySettings(**given), start)
         print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "
               f"{json.dumps(dataclasses.asdict(run.settings))}", file=sys.stderr)
         with Stop() as stop:

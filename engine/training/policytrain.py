@@ -222,17 +222,20 @@ class PolicyRun:
         self.optimizer_state = None
 
     @classmethod
-    def create(cls, run_dir, settings, start_weights=None):
+    def create(cls, run_dir, settings, start_net=None):
+        """A new run, from random weights or from start_net, whose architecture and features the
+        settings must name (take them from it with net_settings())."""
         run_dir = Path(run_dir)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ValueError(f"{run_dir}: not empty; continue a run with --resume")
+        if start_net is not None:
+            differ = {name: value for name, value in net_settings(start_net).items()
+                      if getattr(settings, name) != value}
+            if differ:
+                raise ValueError(f"the settings do not describe the starting net, which has {differ}")
         run_dir.mkdir(parents=True, exist_ok=True)
-        if start_weights is not None:
-            # the file's net: its architecture and features, whatever the settings said
-            net, _ = load_policy(start_weights)
-            settings = dataclasses.replace(settings, **net_settings(net))
-        else:
-            net = PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
+        net = start_net if start_net is not None else \
+            PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
         _write_settings(run_dir, settings)
         return cls(run_dir, settings, net)
 

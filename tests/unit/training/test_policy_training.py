@@ -243,6 +243,8 @@ def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(data, tmp_
     assert resumed.step == 2 and resumed.settings.architecture() == \
         {key: start.architecture[key] for key in ("kind", "channels", "layers", "first_kernel")}
     assert not np.allclose(resumed.net.flat_params(), start.flat_params())
+    with pytest.raises(ValueError, match="do not describe the starting net"):
+        PolicyRun.create(tmp_path / "third", small_settings(), start)
     # a res net's layers are the file's too, not the default's even count that a res net refuses
     PolicyRun.create(tmp_path / "res", small_settings(kind="res", layers=3, steps=1)).train(
         [data], backend_name="numpy", progress=False)
