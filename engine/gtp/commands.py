@@ -18,7 +18,7 @@ from engine.scoring.csa import DOUBT_REASONS
 from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
 from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules, fixed_handicap_points
-from engine.play.player import RESIGN
+from engine.play.player import RESIGN, state_for
 from engine.play.timecontrol import TimeControl
 from engine.gtp.protocol import (STREAM, STREAM_UNTIL_INPUT, FloatArg, GtpEngineBase, GtpError,
                                  IntArg, OptionalArg, RestArg, WordArg, gtp_command, syntax_error)
@@ -28,7 +28,7 @@ from engine.gtp.goargs import (BAD_VERTEX_LIST, BOARD_NOT_EMPTY, CANNOT_LOAD, CA
 from engine.gtp.formats import (black_view, chosen_move_gfx, connectivity_gfx,
                                 gogui_analyze_commands, info_line, move_values_gfx,
                                 move_values_pspairs, ownership_gfx, parse_analysis_options,
-                                score_text, search_gfx)
+                                policy_gfx, policy_pspairs, score_text, search_gfx)
 from engine.gtp.params import ParameterTable
 from engine.gtp.sgffile import game_to_sgf, load_sgf, parse_until
 
@@ -44,12 +44,14 @@ class KosumiEngine(GtpEngineBase):
     engine_name = "kosumi"
 
     def __init__(self, evaluator, player, komi=7.0, rules="chinese", size=19, one_ply=None,
-                 searcher=None, parameters=None):
+                 searcher=None, parameters=None, policy=None):
         """player chooses the moves (a MovePlayer: 1-ply, search or policy); one_ply, the 1-ply
         player that the move value commands show (default: player, which must then be a 1-ply
         Player); searcher, a function giving the SearchPlayer of kosumi-search (called on its
         first use; default: a search over evaluator with the default settings); parameters, the
-        ParameterTable of the players' settings (default: none)."""
+        ParameterTable of the players' settings (default: none); policy, a function giving the
+        policy net (MovePredictor, or None) that kosumi-policy shows (default: kosumi-search's
+        prior)."""
         super().__init__()
         if rules not in RULE_SETS:
             raise ValueError(f"unknown rules {rules!r}; expected one of {', '.join(RULE_SETS)}")
@@ -63,6 +65,7 @@ class KosumiEngine(GtpEngineBase):
         self.komi = float(komi)
         self.time_control = TimeControl()
         self._make_searcher = searcher or self._default_searcher
+        self._policy = policy or (lambda: self._searcher().predictor)
         self._analysis_searcher = None
         self.parameters = parameters or ParameterTable()
         self._new_game(size)
@@ -370,7 +373,11 @@ class KosumiEngine(GtpEngineBase):
     @gtp_command("gogui-analyze_commands")
     def cmd_gogui_analyze_commands(self):
         """GoGui's analysis menu: type/label/command per line."""
-        return gogui_analyze_commands(self.evaluator.has_connectivity)
+        try:
+            has_policy = self._policy() is not None
+        except GtpError:        # the search's nets do not load: kosumi-policy will say why
+            has_policy = False
+        return gogui_analyze_commands(self.evaluator.has_connectivity, has_policy)
 
     @gtp_command("kosumi-ownership")
     def cmd_kosumi_ownership(self):
@@ -410,6 +417,29 @@ class KosumiEngine(GtpEngineBase):
         principal variation, and the root's win rate (the engine's search settings: the search
         player itself with --search mcts, else one built alike)."""
         return search_gfx(self.size, self._searcher().search(self.state, colour), colour)
+
+    @gtp_command("kosumi-policy", COLOUR)
+    def cmd_kosumi_policy(self, colour):
+        """gfx: the policy net's probability of each of colour's moves as a heat map, percent
+        labels and the likeliest move (the net the engine follows: the policy player's, or the
+        search's prior)."""
+        predictor = self._predictor()
+        probabilities = predictor.probabilities(state_for(self.state, colour), colour)
+        return policy_gfx(self.size, probabilities, colour, predictor.description())
+
+    @gtp_command("kosumi-policy_list", COLOUR)
+    def cmd_kosumi_policy_list(self, colour):
+        """pspairs: vertex and percent of each of colour's moves by the policy net, likeliest
+        first."""
+        return policy_pspairs(self.size, self._predictor().probabilities(state_for(self.state, colour),
+                                                                         colour))
+
+    def _predictor(self):
+        predictor = self._policy()
+        if predictor is None:
+            raise GtpError("no policy net: give one with --policy PATH (--policy none and "
+                           "--policy-prior off leave the engine without)")
+        return predictor
 
     def _searcher(self):
         if self._analysis_searcher is None:

@@ -1,7 +1,8 @@
 """The analysis formats: what the analysis commands write, apart from how they get the analysis.
 
 Reading order: GoGui's gfx, pspairs and string replies first (`gogui_analyze_commands` is its
-analysis menu; `ownership_gfx` ... `search_gfx` draw one command each); then the streamed info
+analysis menu; `ownership_gfx` ... `search_gfx` draw one command each, `policy_gfx` with its
+heat colours); then the streamed info
 lines of Sabaki and Lizzie in their two dialects, KataGo's `kata-analyze` and Leela Zero's
 `lz-analyze`: their argument grammar (`parse_analysis_options`, with the avoid/allow move rules),
 then `info_line`, which writes a search's analysis (`search_info_line`) or a 1-ply analysis
@@ -37,6 +38,12 @@ GOGUI_ANALYZE_COMMANDS = (
     "param/Kosumi Parameters/kosumi-param",
 )   # GoGui replaces %m with the colour to move; a param command opens its dialog
 CONNECTIVITY_ANALYZE_COMMAND = "gfx/Kosumi Connectivity/kosumi-connectivity %p"   # asks a point
+POLICY_ANALYZE_COMMANDS = (
+    "gfx/Kosumi Policy/kosumi-policy %m",
+    "pspairs/Kosumi Policy List/kosumi-policy_list %m",
+)
+POLICY_FLOOR = 0.001     # the least probability the policy's views show
+POLICY_SHADES = 16       # the heat map's colours
 
 
 def black_view(state, value):
@@ -50,12 +57,14 @@ def score_text(black_margin):
 
 # --- GoGui: gfx, pspairs, string ------------------------------------------------------------------
 
-def gogui_analyze_commands(has_connectivity):
+def gogui_analyze_commands(has_connectivity, has_policy):
     """GoGui's analysis menu: type/label/command per line (the connectivity map when the
-    evaluator has one)."""
+    evaluator has one, the policy's views when there is a policy net)."""
     commands = GOGUI_ANALYZE_COMMANDS
     if has_connectivity:
         commands += (CONNECTIVITY_ANALYZE_COMMAND,)
+    if has_policy:
+        commands += POLICY_ANALYZE_COMMANDS
     return "\n".join(commands)
 
 
@@ -107,6 +116,56 @@ def move_values_pspairs(size, analysis):
     return " ".join(f"{format_vertex(move, size)} {value:.2f}"
                     for move, value, _ in analysis.ranked(candidates_only=False)
                     if move != PASS)
+
+
+def ranked_policy(size, probabilities):
+    """(loc, probability) of the point moves at POLICY_FLOOR or more, most likely first."""
+    points = [p for p in board_points(size) if probabilities[p] >= POLICY_FLOOR]
+    return sorted(((p, float(probabilities[p])) for p in points), key=lambda entry: -entry[1])
+
+
+def policy_colour(probability):
+    """A heat colour for a move's probability, in POLICY_SHADES steps of a log scale: blue at
+    POLICY_FLOOR, then cyan, green and yellow, red at 1 (red is likely, as in Pachi's map)."""
+    share = min(max(math.log10(probability / POLICY_FLOOR) / -math.log10(POLICY_FLOOR), 0.0), 1.0)
+    stops = ((0, 0, 255), (0, 255, 255), (0, 255, 0), (255, 255, 0), (255, 0, 0))
+    position = round(share * POLICY_SHADES) / POLICY_SHADES * (len(stops) - 1)
+    low = min(int(position), len(stops) - 2)
+    mix = position - low
+    red, green, blue = (round(a + (b - a) * mix) for a, b in zip(stops[low], stops[low + 1]))
+    return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def policy_gfx(size, probabilities, colour, description):
+    """A policy net's move probabilities (by loc, pass last) for colour: a COLOR heat map of the
+    moves at POLICY_FLOOR or more, their rounded percentages as LABELs from 1 on, the likeliest
+    move's SQUARE, and a TEXT line with pass and the net (description)."""
+    ranked = ranked_policy(size, probabilities)
+    by_colour = {}
+    for p, probability in ranked:
+        by_colour.setdefault(policy_colour(probability), []).append(format_vertex(p, size))
+    lines = [f"COLOR {shade} {' '.join(vertices)}" for shade, vertices in by_colour.items()]
+    percents = [(format_vertex(p, size), round(100 * probability)) for p, probability in ranked]
+    labels = " ".join(f"{vertex} {percent}" for vertex, percent in percents if percent >= 1)
+    if labels:
+        lines.append(f"LABEL {labels}")
+    pass_text = f"pass {100 * float(probabilities[-1]):.1f}%"
+    if ranked:
+        best, probability = ranked[0]
+        lines.append(f"SQUARE {format_vertex(best, size)}")
+        top5 = sum(probability for _, probability in ranked[:5])
+        pass_text = (f"best {format_vertex(best, size)} {100 * probability:.1f}%, {pass_text}; "
+                     f"the 5 likeliest {100 * top5:.0f}%")
+    lines.append(f"TEXT {colour_word(colour).capitalize()}'s moves by the policy net "
+                 f"({description}): {pass_text}")
+    return "\n".join(lines)
+
+
+def policy_pspairs(size, probabilities):
+    """A policy net's move probabilities as pspairs: vertex and percent of the point moves at
+    POLICY_FLOOR or more, most likely first (pass is in policy_gfx's text)."""
+    return " ".join(f"{format_vertex(p, size)} {100 * probability:.1f}"
+                    for p, probability in ranked_policy(size, probabilities))
 
 
 def chosen_move_gfx(colour, decision, move_text):

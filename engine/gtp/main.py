@@ -153,6 +153,7 @@ def build_engine(args):
             raise GtpError(f"cannot load the search's nets: {error}") from None
         return SearchPlayer(prior, search_settings, player_settings, policy)
 
+    policy = None       # kosumi-policy shows kosumi-search's prior unless the player has its own
     if args.player == "policy":
         from engine.play.policy_player import PolicyPlayer
         if predictor is None:
@@ -160,6 +161,7 @@ def build_engine(args):
                              "(kosumi-train policy trains one)")
         player, searcher = PolicyPlayer(predictor, evaluator, one_ply, player_settings), \
             analysis_searcher
+        policy = lambda: predictor  # noqa: E731 (the net the player follows)
     elif searching:
         player = SearchPlayer(evaluator, search_settings, player_settings, predictor)
         searcher = lambda: player   # noqa: E731 (the playing search is kosumi-search's)
@@ -167,7 +169,8 @@ def build_engine(args):
         player, searcher = one_ply, analysis_searcher
     engine = KosumiEngine(evaluator, player, komi=args.komi, rules=args.rules, size=args.size,
                           one_ply=one_ply, searcher=searcher,
-                          parameters=ParameterTable(player_settings, search_settings, searching))
+                          parameters=ParameterTable(player_settings, search_settings, searching),
+                          policy=policy)
     if args.override_version is not None:
         engine.engine_version = args.override_version
     return engine

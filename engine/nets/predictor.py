@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from engine.nets.policy import load_policy, softmax
+from engine.nets.policy import STACKS, load_policy, softmax
 from engine.nets.policy_features import features, move_permutation, transform
 from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
 from engine.nets.winograd import play_forward
@@ -63,6 +63,13 @@ class MovePredictor:
         """A predictor of its own (cache, encoder) over the same net, averaging over
         `symmetries` (default: as many as this one)."""
         return MovePredictor(self.net, symmetries or self.symmetries, self.metadata, self.forward)
+
+    def description(self):
+        """The net and its averaging in a few words, as "res 13 x 80, 8 symmetries"."""
+        architecture = self.net.architecture
+        kind = architecture["kind"]
+        shape = f" {architecture['layers']} x {architecture['channels']}" if kind in STACKS else ""
+        return f"{kind}{shape}, {self.symmetries} symmetr{'y' if self.symmetries == 1 else 'ies'}"
 
     def records(self, state, colour):
         """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""

@@ -74,3 +74,13 @@ kata-genmove_analyze purple
 #? [(?!.*kosumi-connectivity).*]
 23 kosumi-connectivity E5
 #! [the connectivity map needs a soft-segmentation net \(--weights\)]
+
+# The policy net's heat map and list: beside the 1-ply player, the search's prior.
+24 gogui-analyze_commands
+#? [(?=.*^gfx/[^/\n]+/kosumi-policy %m$)(?=.*^pspairs/[^/\n]+/kosumi-policy_list %m$).*]
+25 kosumi-policy b
+#? [(COLOR #[0-9a-f]{6}( [A-HJ][1-9])+\n)+LABEL( [A-HJ][1-9] \d+)+\nSQUARE [A-HJ][1-9]\nTEXT Black's moves by the policy net \(.*, 1 symmetry\): best [A-HJ][1-9] .*]
+26 kosumi-policy_list w
+#? [[A-HJ][1-9] \d+\.\d( [A-HJ][1-9] \d+\.\d)*]
+kosumi-policy
+#! [syntax error.*]

@@ -1,0 +1,94 @@
+"""GoGui's views of the policy net: `kosumi-policy` (a heat map with percent labels) and
+`kosumi-policy_list` (pspairs), their formats on a small board, and which net they show."""
+import io
+
+import numpy as np
+
+from engine.gtp.formats import POLICY_FLOOR, policy_colour, policy_gfx, policy_pspairs
+from engine.gtp.main import build_engine, build_parser
+from engine.gtp.protocol import GtpLoop
+from engine.rules.board import WHITE
+from engine.rules.game import GameState, Rules
+from tests.diagrams import vertex
+
+UNIFORM = ["--evaluator", "uniform", "--seed", "1"]
+
+
+def session(options):
+    engine = build_engine(build_parser().parse_args(UNIFORM + options))
+    return engine, GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
+
+
+def reply(loop, line):
+    """(success, text) of one command."""
+    raw = loop.handle_line(line + "\n")
+    return raw.startswith("="), raw[2:-2]
+
+
+def probabilities_of(size, by_vertex, pass_probability):
+    probabilities = np.zeros(GameState(size, Rules()).board.num_locs + 1)
+    for text, value in by_vertex.items():
+        probabilities[vertex(text, size)] = value
+    probabilities[-1] = pass_probability
+    return probabilities
+
+
+def test_the_heat_colours_run_from_blue_at_the_floor_through_green_to_red_at_certainty():
+    assert policy_colour(POLICY_FLOOR / 100) == policy_colour(POLICY_FLOOR) == "#0000ff"
+    assert policy_colour(10 ** -1.5) == "#00ff00"          # half way on the log scale
+    assert policy_colour(0.004) == "#00bfff"
+    assert policy_colour(0.6) == "#ff4000"
+    assert policy_colour(1.0) == "#ff0000"
+
+
+def test_the_heat_map_labels_the_likely_moves_and_leaves_out_those_under_the_floor():
+    probabilities = probabilities_of(5, {"C3": 0.6, "B2": 0.3, "D4": 0.004, "E5": 0.0005}, 0.0955)
+    assert policy_gfx(5, probabilities, WHITE, "conv 2 x 8, 1 symmetry").split("\n") == [
+        "COLOR #ff4000 C3",
+        "COLOR #ffbf00 B2",
+        "COLOR #00bfff D4",
+        "LABEL C3 60 B2 30",
+        "SQUARE C3",
+        "TEXT White's moves by the policy net (conv 2 x 8, 1 symmetry): best C3 60.0%, "
+        "pass 9.6%; the 5 likeliest 90%",
+    ]
+    assert policy_pspairs(5, probabilities) == "C3 60.0 B2 30.0 D4 0.4"
+
+
+def test_a_net_that_only_passes_draws_its_text_alone():
+    only_pass = probabilities_of(5, {}, 1.0)
+    assert policy_gfx(5, only_pass, WHITE, "res 3 x 8, 8 symmetries") == \
+        "TEXT White's moves by the policy net (res 3 x 8, 8 symmetries): pass 100.0%"
+    assert policy_pspairs(5, only_pass) == ""
+
+
+def test_the_policy_player_shows_its_own_net_and_plays_the_move_it_marks():
+    engine, loop = session(["--player", "policy"])
+    for line in ("boardsize 9", "clear_board", "play b C3", "play w G6"):
+        assert reply(loop, line)[0]
+    ok, menu = reply(loop, "gogui-analyze_commands")
+    assert ok and "gfx/Kosumi Policy/kosumi-policy %m" in menu.split("\n")
+    assert "pspairs/Kosumi Policy List/kosumi-policy_list %m" in menu.split("\n")
+    ok, gfx = reply(loop, "kosumi-policy b")
+    shown = engine.player.predictor.description()
+    assert ok and shown.endswith("8 symmetries") and f"({shown})" in gfx.split("\n")[-1]
+    marked = next(line.split()[1] for line in gfx.split("\n") if line.startswith("SQUARE"))
+    ok, pairs = reply(loop, "kosumi-policy_list b")
+    assert ok and pairs.split()[0] == marked
+    percents = [float(word) for word in pairs.split()[1::2]]
+    assert percents == sorted(percents, reverse=True) and 90 < sum(percents) < 101   # one decimal each
+    assert reply(loop, "genmove b") == (True, marked)
+
+
+def test_beside_the_one_ply_player_it_shows_the_searchs_prior_and_without_a_net_says_so():
+    engine, loop = session([])
+    ok, gfx = reply(loop, "kosumi-policy w")
+    assert ok and f"({engine._searcher().predictor.description()})" in gfx and "1 symmetry" in gfx
+    _, loop = session(["--search", "mcts", "--policy", "none"])
+    ok, menu = reply(loop, "gogui-analyze_commands")
+    assert ok and "kosumi-policy" not in menu
+    assert reply(loop, "kosumi-policy b") == (
+        False, "no policy net: give one with --policy PATH (--policy none and --policy-prior off "
+               "leave the engine without)")
+    assert not reply(loop, "kosumi-policy purple")[0]
+    assert reply(loop, "boardsize 9")[0]       # the engine runs on
