@@ -15,7 +15,9 @@ The net learnt from human games, which rarely record a pass, so passing is ruled
 - otherwise pass when the net's pass is its top choice, or when no candidate is left;
 - with `capture_all_dead` or in `kgs-genmove_cleanup`, capture the opponent's dead stones before
   passing, as the other players do.
-Analysis commands (`analyse()`) show the 1-ply player's values: the policy has no values.
+Analysis commands (`analyse()`) show the net's probabilities beside the 1-ply player's values (the
+policy has no values of its own): a PolicyAnalysis, likeliest move first, so that Lizzie's and
+Sabaki's visits and priors are the net's and their best move is the one this player plays.
 """
 import copy
 import logging
@@ -23,12 +25,22 @@ import logging
 import numpy as np
 
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, PASS_MARGIN, THROWN_AWAY_TRIES,
-                                after_opponent_passed, dead_stone_liberties, move_text,
-                                safe_own_points, state_for, thrown_away)
+                                MoveAnalysis, after_opponent_passed, dead_stone_liberties,
+                                move_text, safe_own_points, state_for, thrown_away)
 from engine.play.settings import PlayerSettings, with_changes
 from engine.rules.board import PASS, opponent
 
 log = logging.getLogger("kosumi.policy")
+
+
+class PolicyAnalysis(MoveAnalysis):
+    """The policy player's view: the 1-ply values of the moves, and as their probabilities the
+    net's, shared over the 1-ply candidates; ranked likeliest first."""
+
+    def ranked(self, candidates_only=True):
+        order = np.argsort(-self.probabilities, kind="stable")
+        return [(self.moves[i], float(self.values[i]), float(self.probabilities[i]))
+                for i in order if self.candidate[i] or not candidates_only]
 
 
 class PolicyPlayer:
@@ -49,10 +61,18 @@ class PolicyPlayer:
         self.one_ply.new_game()
 
     def analyse(self, state, colour, capture_mode=None, restriction=None, evaluator=None):
-        return self.one_ply.analyse(state, colour, capture_mode, restriction, evaluator)
+        """A PolicyAnalysis: the 1-ply analysis with the net's probabilities."""
+        values = self.one_ply.analyse(state, colour, capture_mode, restriction, evaluator)
+        net = self.predictor.probabilities(state_for(state, colour), colour)
+        probabilities = np.array([net[-1] if m == PASS else net[m] for m in values.moves]) * values.candidate
+        if probabilities.sum() > 0:
+            probabilities /= probabilities.sum()
+        return PolicyAnalysis(values.colour, values.size, values.moves, values.values,
+                              values.candidate, probabilities)
 
     def analysis_stream(self, state, colour, interval, restriction=None):
-        return self.one_ply.analysis_stream(state, colour, interval, restriction)
+        """The analysis, once: it does not change while the caller waits."""
+        yield self.analyse(state, colour, restriction=restriction)
 
     def candidates(self, state, colour, capture_mode, restriction=None):
         """Legal moves (superko included) worth playing: no own eye, no own safe point."""

@@ -1,5 +1,6 @@
-"""GoGui's views of the policy net: `kosumi-policy` (a heat map with percent labels) and
-`kosumi-policy_list` (pspairs), their formats on a small board, and which net they show."""
+"""The policy net in the analysis tools: GoGui's `kosumi-policy` (a heat map with percent labels)
+and `kosumi-policy_list` (pspairs), their formats on a small board and which net they show; the
+policy player's streams for Lizzie and Sabaki, ranked by its net."""
 import io
 
 import numpy as np
@@ -77,6 +78,11 @@ def test_the_policy_player_shows_its_own_net_and_plays_the_move_it_marks():
     assert ok and pairs.split()[0] == marked
     percents = [float(word) for word in pairs.split()[1::2]]
     assert percents == sorted(percents, reverse=True) and 90 < sum(percents) < 101   # one decimal each
+    # Lizzie's and Sabaki's streams rank the moves by the net: their first is the player's move
+    ok, stream = reply(loop, "lz-analyze b 10 maxmoves 3")
+    first = stream.split("info move ")[1].split()
+    assert ok and first[0] == marked and first[first.index("order") + 1] == "0"
+    assert abs(int(first[first.index("prior") + 1]) / 100 - float(pairs.split()[1])) <= 0.06
     assert reply(loop, "genmove b") == (True, marked)
 
 

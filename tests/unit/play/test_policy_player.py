@@ -59,6 +59,24 @@ def test_it_plays_the_nets_top_move_but_never_its_own_eye():
     assert player.choose(game, BLACK).move == vertex("C3", 5)
 
 
+def test_its_analysis_ranks_the_moves_by_the_net_with_the_one_ply_values():
+    game = game_of(SETTLED)
+    predictor = FixedPredictor(5, {"A1": 0.5, "C3": 0.3, "C2": 0.1})
+    player = policy_player(predictor)
+    analysis = player.analyse(game, BLACK)
+    ranked = analysis.ranked()
+    assert [move for move, *_ in ranked[:2]] == [vertex("C3", 5), vertex("C2", 5)]
+    assert ranked[0][1] == analysis.value_of(vertex("C3", 5)) == \
+        player.one_ply.analyse(game, BLACK).value_of(vertex("C3", 5))
+    # the own eye A1 is no candidate: the net's probabilities are shared over the others
+    net = predictor.probabilities(game)
+    candidates = [m for m, c in zip(analysis.moves, analysis.candidate) if c]
+    assert vertex("A1", 5) not in candidates
+    shared = net[vertex("C3", 5)] / sum(net[-1] if m == PASS else net[m] for m in candidates)
+    assert ranked[0][2] == pytest.approx(shared) and sum(p for *_, p in ranked) == pytest.approx(1.0)
+    assert ranked[0][0] == player.choose(game, BLACK).move
+
+
 def test_a_temperature_draws_from_the_probabilities_reproducibly():
     game = game_of(SETTLED)
     draws = [policy_player(FixedPredictor(5, {"C3": 0.4, "C2": 0.4}), policy_temperature=1.0).choose(game, BLACK).move
