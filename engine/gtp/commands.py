@@ -423,23 +423,22 @@ class KosumiEngine(GtpEngineBase):
         """gfx: the policy net's probability of each of colour's moves as a heat map, percent
         labels and the likeliest move (the net the engine follows: the policy player's, or the
         search's prior)."""
-        predictor = self._predictor()
-        probabilities = predictor.probabilities(state_for(self.state, colour), colour)
+        predictor, probabilities = self._policy_probabilities(colour)
         return policy_gfx(self.size, probabilities, colour, predictor.description())
 
     @gtp_command("kosumi-policy_list", COLOUR)
     def cmd_kosumi_policy_list(self, colour):
         """pspairs: vertex and percent of each of colour's moves by the policy net, likeliest
         first."""
-        return policy_pspairs(self.size, self._predictor().probabilities(state_for(self.state, colour),
-                                                                         colour))
+        return policy_pspairs(self.size, self._policy_probabilities(colour)[1])
 
-    def _predictor(self):
+    def _policy_probabilities(self, colour):
+        """(the policy net, its probabilities of colour's moves here)."""
         predictor = self._policy()
         if predictor is None:
             raise GtpError("no policy net: give one with --policy PATH (--policy none and "
                            "--policy-prior off leave the engine without)")
-        return predictor
+        return predictor, predictor.probabilities(state_for(self.state, colour), colour)
 
     def _searcher(self):
         if self._analysis_searcher is None:

@@ -1,8 +1,7 @@
 """The analysis formats: what the analysis commands write, apart from how they get the analysis.
 
 Reading order: GoGui's gfx, pspairs and string replies first (`gogui_analyze_commands` is its
-analysis menu; `ownership_gfx` ... `search_gfx` draw one command each, `policy_gfx` with its
-heat colours); then the streamed info
+analysis menu; `ownership_gfx` ... `search_gfx` draw one command each); then the streamed info
 lines of Sabaki and Lizzie in their two dialects, KataGo's `kata-analyze` and Leela Zero's
 `lz-analyze`: their argument grammar (`parse_analysis_options`, with the avoid/allow move rules),
 then `info_line`, which writes a search's analysis (`search_info_line`) or a 1-ply analysis
@@ -149,15 +148,15 @@ def policy_gfx(size, probabilities, colour, description):
     labels = " ".join(f"{vertex} {percent}" for vertex, percent in percents if percent >= 1)
     if labels:
         lines.append(f"LABEL {labels}")
-    pass_text = f"pass {100 * float(probabilities[-1]):.1f}%"
+    summary = f"pass {100 * float(probabilities[-1]):.1f}%"
     if ranked:
         best, probability = ranked[0]
         lines.append(f"SQUARE {format_vertex(best, size)}")
         top5 = sum(probability for _, probability in ranked[:5])
-        pass_text = (f"best {format_vertex(best, size)} {100 * probability:.1f}%, {pass_text}; "
-                     f"the 5 likeliest {100 * top5:.0f}%")
+        summary = (f"best {format_vertex(best, size)} {100 * probability:.1f}%, {summary}; "
+                   f"the 5 likeliest {100 * top5:.0f}%")
     lines.append(f"TEXT {colour_word(colour).capitalize()}'s moves by the policy net "
-                 f"({description}): {pass_text}")
+                 f"({description}): {summary}")
     return "\n".join(lines)
 
 

@@ -70,9 +70,12 @@ class MoveAnalysis:
 
     def ranked(self, candidates_only=True):
         """(move, value, probability) best first."""
-        order = np.argsort(-self.values, kind="stable")
         return [(self.moves[i], float(self.values[i]), float(self.probabilities[i]))
-                for i in order if self.candidate[i] or not candidates_only]
+                for i in self.order() if self.candidate[i] or not candidates_only]
+
+    def order(self):
+        """The moves' indices, best first: by value."""
+        return np.argsort(-self.values, kind="stable")
 
     def value_of(self, move):
         return float(self.values[self.moves.index(move)])

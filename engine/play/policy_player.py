@@ -37,10 +37,8 @@ class PolicyAnalysis(MoveAnalysis):
     """The policy player's view: the 1-ply values of the moves, and as their probabilities the
     net's, shared over the 1-ply candidates; ranked likeliest first."""
 
-    def ranked(self, candidates_only=True):
-        order = np.argsort(-self.probabilities, kind="stable")
-        return [(self.moves[i], float(self.values[i]), float(self.probabilities[i]))
-                for i in order if self.candidate[i] or not candidates_only]
+    def order(self):
+        return np.argsort(-self.probabilities, kind="stable")
 
 
 class PolicyPlayer:
@@ -64,7 +62,8 @@ class PolicyPlayer:
         """A PolicyAnalysis: the 1-ply analysis with the net's probabilities."""
         values = self.one_ply.analyse(state, colour, capture_mode, restriction, evaluator)
         net = self.predictor.probabilities(state_for(state, colour), colour)
-        probabilities = np.array([net[-1] if m == PASS else net[m] for m in values.moves]) * values.candidate
+        probabilities = values.candidate * np.array([net[-1] if m == PASS else net[m]
+                                                     for m in values.moves])
         if probabilities.sum() > 0:
             probabilities /= probabilities.sum()
         return PolicyAnalysis(values.colour, values.size, values.moves, values.values,
