@@ -19,6 +19,7 @@ from engine.rules.board import BLACK, PASS, WHITE, IllegalMove
 from engine.rules.coords import format_vertex
 from engine.rules.game import GameState, Rules, fixed_handicap_points
 from engine.play.player import RESIGN, state_for
+from engine.play.policy_player import PolicyPlayer
 from engine.play.timecontrol import TimeControl
 from engine.gtp.protocol import (STREAM, STREAM_UNTIL_INPUT, FloatArg, GtpEngineBase, GtpError,
                                  IntArg, OptionalArg, RestArg, WordArg, gtp_command, syntax_error)
@@ -486,9 +487,13 @@ class KosumiEngine(GtpEngineBase):
         colour, options = parse_analysis_options(words, dialect, self.state.to_move, self)
         decision, started = self._choose(colour, cleanup=False, dry_run=False,
                                          restriction=options["restriction"])
-        # The info line describes the position before the move, so it is made first.
-        info = None if decision.analysis is None else \
-            self._info_line(decision.analysis, dialect, options)
+        # The info line describes the position before the move, so it is made first. The policy
+        # player decides by its net alone; its analysis (the net's probabilities beside the 1-ply
+        # values) is made here for the stream only, so that plain genmove stays one net pass.
+        analysis = decision.analysis
+        if analysis is None and isinstance(self.player, PolicyPlayer):
+            analysis = self.player.analyse(self.state, colour, restriction=options["restriction"])
+        info = None if analysis is None else self._info_line(analysis, dialect, options)
         self._commit(colour, decision, started)
         if info is not None:
             yield info

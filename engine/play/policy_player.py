@@ -17,7 +17,8 @@ The net learnt from human games, which rarely record a pass, so passing is ruled
   passing, as the other players do.
 Analysis commands (`analyse()`) show the net's probabilities beside the 1-ply player's values (the
 policy has no values of its own): a PolicyAnalysis, likeliest move first, so that Lizzie's and
-Sabaki's visits and priors are the net's and their best move is the one this player plays.
+Sabaki's visits and priors are the net's and their best move is the one this player plays;
+`choose()` makes none (one net pass a move), so `kata-genmove_analyze` asks for it.
 """
 import copy
 import logging

@@ -98,3 +98,17 @@ def test_beside_the_one_ply_player_it_shows_the_searchs_prior_and_without_a_net_
                "leave the engine without)")
     assert not reply(loop, "kosumi-policy purple")[0]
     assert reply(loop, "boardsize 9")[0]       # the engine runs on
+
+
+def test_the_policy_players_genmove_analyze_streams_the_position_it_moved_from():
+    engine, loop = session(["--player", "policy"])
+    for line in ("boardsize 9", "clear_board", "play b E5"):
+        assert reply(loop, line)[0]
+    ok, pairs = reply(loop, "kosumi-policy_list w")
+    raw = loop.handle_line("kata-genmove_analyze w 10\n")
+    lines = raw.rstrip("\n").split("\n")
+    assert lines[0] == "= " and len(lines) == 3 and lines[2] == f"play {pairs.split()[0]}"
+    first = lines[1].split("info move ")[1].split()
+    assert first[0] == pairs.split()[0] and first[first.index("order") + 1] == "0"
+    assert abs(float(first[first.index("prior") + 1]) * 100 - float(pairs.split()[1])) <= 0.06
+    assert reply(loop, "list_stones w") == (True, pairs.split()[0])
