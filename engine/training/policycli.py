@@ -117,10 +117,11 @@ def _train(args, parser):
             run = PolicyRun.resume(args.resume)
             run.change(**given)
         else:
-            start = load_policy(args.from_weights)[0] if args.from_weights else None
+            start, metadata = load_policy(args.from_weights) if args.from_weights else (None, {})
             if start is not None:   # the file's architecture and features, whatever the options said
                 given.update(net_settings(start))
-            run = PolicyRun.create(args.run_dir, PolicySettings(**given), start)
+            run = PolicyRun.create(args.run_dir, PolicySettings(**given), start,
+                                   metadata.get("positions_trained", 0))
         print(f"kosumi-train policy: {run.run_dir}: step {run.step}, {run.positions} positions; "
               f"{json.dumps(dataclasses.asdict(run.settings))}", file=sys.stderr)
         with Stop() as stop:

@@ -222,9 +222,11 @@ class PolicyRun:
         self.optimizer_state = None
 
     @classmethod
-    def create(cls, run_dir, settings, start_net=None):
+    def create(cls, run_dir, settings, start_net=None, start_positions=0):
         """A new run, from random weights or from start_net, whose architecture and features the
-        settings must name (take them from it with net_settings())."""
+        settings must name (take them from it with net_settings()); start_positions: the
+        positions start_net learnt from, which the run's count goes on from (the weight files'
+        positions_trained), while its steps and its rate schedule start at 0."""
         run_dir = Path(run_dir)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ValueError(f"{run_dir}: not empty; continue a run with --resume")
@@ -237,7 +239,7 @@ class PolicyRun:
         net = start_net if start_net is not None else \
             PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
         _write_settings(run_dir, settings)
-        return cls(run_dir, settings, net)
+        return cls(run_dir, settings, net, positions=start_positions if start_net is not None else 0)
 
     @classmethod
     def resume(cls, run_dir):

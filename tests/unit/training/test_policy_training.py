@@ -231,7 +231,7 @@ def test_averaging_may_start_on_resume_and_its_net_is_evaluated_and_kept(data, t
 def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(data, tmp_path):
     PolicyRun.create(tmp_path / "first", small_settings(channels=8, layers=2, steps=3)).train(
         [data], backend_name="numpy", progress=False)
-    start, _ = load_policy(tmp_path / "first" / "weights.npz")
+    start, metadata = load_policy(tmp_path / "first" / "weights.npz")
     # the command line's defaults (the sn2008 kind; 6 x 48 maps for conv) give way to the file's net
     assert kosumi_train(["policy", "train", "--run-dir", str(tmp_path / "second"), "--from-weights",
                          str(tmp_path / "first" / "weights.npz"), "--data", str(data),
@@ -240,6 +240,9 @@ def test_a_run_from_weights_takes_the_files_net_and_settings_to_match(data, tmp_
     assert (settings["kind"], settings["channels"], settings["layers"], settings["first_kernel"],
             settings["feature_set"]) == ("conv", 8, 2, 5, "rich")
     resumed = PolicyRun.resume(tmp_path / "second")
+    # its steps count from 0, its positions from the file's: the net's whole training
+    assert resumed.positions == metadata["positions_trained"] + 2 * resumed.settings.batch_size
+    assert metadata["positions_trained"] == 3 * small_settings().batch_size > 0
     assert resumed.step == 2 and resumed.settings.architecture() == \
         {key: start.architecture[key] for key in ("kind", "channels", "layers", "first_kernel")}
     assert not np.allclose(resumed.net.flat_params(), start.flat_params())
