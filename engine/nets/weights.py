@@ -59,7 +59,7 @@ def shipped_weights_path(name):
 # prior (asked at eight times fewer nodes) it won more games at equal time (docs/notebook/softseg.md).
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
 # The move predictors (engine/nets/policy.py), trained on 19x19 expert games; they play every size.
-# The policy player's: the best predictor within 5 ms a 19x19 position (10 x 64; about 1.5
+# The policy player's: the best predictor within 5 ms a 19x19 position (res 13 x 80; about 2
 # points of top-1 above the smaller net on held-out games, docs/notebook/policy.md).
 DEFAULT_POLICY_WEIGHTS = shipped_weights_path("policy_19x19.npz")
 # The search's prior: a smaller net (8 x 48), asked at every node it expands; at half the
