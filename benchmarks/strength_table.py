@@ -1,6 +1,10 @@
 """Strength table from kosumi-match directories: games pooled per row (several matches of the same
 configuration, e.g. run in different sessions with different seeds), engine A's win rate with its
-95% Wilson interval, and A's mean margin over the games scored by two passes.
+95% Wilson interval, and A's mean margin over the games scored by two passes. A game that repeats
+an earlier one of its row (the same moves up to the board's symmetry, as kosumi-match finds them
+within one match) is counted, and named below the table with the row's distinct games: two
+matches of deterministic engines started in the same second, or resumed at once, can replay each
+other's games (GNU Go seeds its randomness from the clock).
 
     python benchmarks/strength_table.py \\
         --row "no prior|1000|runs/noprior1000" --row "no prior|3000|runs/noprior-a,runs/noprior-b" \\
@@ -21,21 +25,25 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sgfmill import sgf  # noqa: E402
 
-from engine.tools.match_summary import wilson_interval  # noqa: E402
+from engine.tools.match_summary import symmetry_key, wilson_interval  # noqa: E402
 
 LABEL = re.compile(r"\((A|B)\)\s*$")
 
 
 def game_results(directory):
-    """(a_points, a_margin or None, resigned, forfeited) per finished game of a match
-    directory; forfeited: ended by a forfeit (a crash, hang, illegal move or time loss)."""
+    """(a_points, a_margin or None, resigned, forfeited, key) per finished game of a match
+    directory; forfeited: ended by a forfeit (a crash, hang, illegal move or time loss); key: its
+    symmetry_key, the same for games that repeat each other."""
     results = []
     for path in sorted(Path(directory).glob("game-*.sgf")):
-        root = sgf.Sgf_game.from_bytes(path.read_bytes()).get_root()
+        game = sgf.Sgf_game.from_bytes(path.read_bytes())
+        root = game.get_root()
         black = LABEL.search(root.get("PB")).group(1)
+        key = symmetry_key(black, [node.get_move() for node in game.get_main_sequence()[1:]],
+                           game.get_size())
         result = root.get("RE") if root.has_property("RE") else ""
         if result in ("0", "Draw", "Jigo"):
-            results.append((0.5, 0.0, False, False))
+            results.append((0.5, 0.0, False, False, key))
             continue
         match = re.fullmatch(r"([BW])\+(.*)", result)
         if not match:
@@ -48,7 +56,7 @@ def game_results(directory):
             pass                                      # R (resignation), T (time), F (forfeit)
         results.append((1.0 if winner_is_a else 0.0,
                         None if margin is None else (margin if winner_is_a else -margin),
-                        match.group(2).startswith("R"), match.group(2)[:1] in ("F", "T")))
+                        match.group(2).startswith("R"), match.group(2)[:1] in ("F", "T"), key))
     return results
 
 
@@ -62,12 +70,16 @@ def row_summary(directories, drop_forfeits=False):
     points = sum(g[0] for g in games)
     margins = [g[1] for g in games if g[1] is not None]
     low, high = wilson_interval(points, len(games)) if games else (0.0, 0.0)
+    first_of_key = {}
+    distinct = [first_of_key.setdefault(g[4], g) for g in games if g[4] not in first_of_key]
+    distinct_points = sum(g[0] for g in distinct)
     return {"games": len(games), "wins": sum(g[0] == 1.0 for g in games),
             "draws": sum(g[0] == 0.5 for g in games), "points": points,
             "rate": points / len(games) if games else float("nan"), "low": low, "high": high,
             "mean_margin": sum(margins) / len(margins) if margins else float("nan"),
             "scored": len(margins), "resignations": sum(g[2] for g in games),
-            "forfeits": forfeits}
+            "forfeits": forfeits, "distinct": len(distinct), "distinct_points": distinct_points,
+            "distinct_interval": wilson_interval(distinct_points, len(distinct))}
 
 
 def main():
@@ -96,6 +108,12 @@ def main():
             print(f"\n{label}: {s['forfeits']} game(s) ended by a forfeit, "
                   f"{'left out' if args.drop_forfeits else 'counted above'} "
                   f"(the SGFs' comments say who forfeited and why)")
+        repeats = s["games"] - s["distinct"]
+        if repeats:
+            low, high = s["distinct_interval"]
+            print(f"\n{label}: {repeats} game(s) repeat an earlier one of the row; over the "
+                  f"{s['distinct']} distinct games A scored {s['distinct_points']:g}, "
+                  f"{100 * s['distinct_points'] / s['distinct']:.1f}% ({100 * low:.1f}–{100 * high:.1f}%)")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
