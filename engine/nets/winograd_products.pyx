@@ -48,20 +48,30 @@ cdef extern from *:
     }
     KOSUMI_PANEL(5) KOSUMI_PANEL(4) KOSUMI_PANEL(3) KOSUMI_PANEL(2) KOSUMI_PANEL(1)
 
-    /* c (rows x cols) = a (rows x depth) b (depth x cols) for each of `points`, all row-major */
+    /* c (rows x cols) = a (rows x depth) b (depth x cols) for each of `points`, all row-major.
+       A layer's kernels (b) come from the shared cache, not the core's own: each panel first
+       asks for its share of the next point's kernel, so that it is at hand when that point starts. */
     KOSUMI_AVX2 static void kosumi_products(const float *a, const float *b, float *c, long points,
                                             long rows, long depth, long cols) {
+        const long line = 64 / sizeof(float), kernel = depth * cols, panels = (rows + 4) / 5;
+        const long share = (kernel + panels - 1) / panels;
         for (long p = 0; p < points; p++) {
-            const float *pa = a + p * rows * depth, *pb = b + p * depth * cols;
+            const float *pa = a + p * rows * depth, *pb = b + p * kernel;
+            const float *next = p + 1 < points ? pb + kernel : NULL;
             float *pc = c + p * rows * cols;
-            long r = 0;
-            for (; r + 5 <= rows; r += 5)
-                kosumi_panel5(pa + r * depth, depth, pb, cols, pc + r * cols);
-            switch (rows - r) {
-                case 4: kosumi_panel4(pa + r * depth, depth, pb, cols, pc + r * cols); break;
-                case 3: kosumi_panel3(pa + r * depth, depth, pb, cols, pc + r * cols); break;
-                case 2: kosumi_panel2(pa + r * depth, depth, pb, cols, pc + r * cols); break;
-                case 1: kosumi_panel1(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+            long r = 0, fetched = 0;
+            for (; r < rows; r += 5) {
+                if (next)
+                    for (long end = fetched + share < kernel ? fetched + share : kernel;
+                         fetched < end; fetched += line)
+                        __builtin_prefetch(next + fetched, 0, 2);
+                switch (rows - r < 5 ? rows - r : 5) {
+                    case 5: kosumi_panel5(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+                    case 4: kosumi_panel4(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+                    case 3: kosumi_panel3(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+                    case 2: kosumi_panel2(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+                    case 1: kosumi_panel1(pa + r * depth, depth, pb, cols, pc + r * cols); break;
+                }
             }
         }
     }

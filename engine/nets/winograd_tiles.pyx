@@ -6,9 +6,10 @@ and their adjoints (transposes), which carry a training step's gradients back th
 As matrix products over whole layers (the Kronecker forms) they cost as much arithmetic as the
 layer's own products and copy every map twice more. Here each is applied to one block's columns
 and then its rows, eight maps at a time in vector registers (AVX2 and FMA where the processor
-has them, the portable code otherwise), so that the layer's time goes to its products. The input side
-also pads the board; the output side also crops it and adds the bias, a res net's shortcut and
-the ReLU.
+has them, the portable code otherwise), so that the layer's time goes to its products.
+F(4x4, 3x3)'s matrices hold a few small integers, so its transforms have combines of their own
+with a third of the general arithmetic. The input side also pads the board; the output side
+also crops it and adds the bias, a res net's shortcut and the ReLU, in vector loops too.
 
 The blocks' arrays (points, blocks, maps) may be those of a part of a batch, a slice of the
 blocks of a larger array, so that threads can share a batch's transforms (they release the GIL).
@@ -57,10 +58,80 @@ cdef extern from *:
     KOSUMI_BOTH(8, 4)
     KOSUMI_BOTH(4, 8)
 
-    /* The combine of n points to out points, in AVX2 if allowed and the processor has it;
-       NULL for a pair no transform needs. */
-    static kosumi_combine kosumi_combiner(int n, int out, int allow_avx2) {
+    /* F(4x4, 3x3) on the points 0, 1, -1, 2, -2 (engine/nets/winograd.py's): its B^T and A^T
+       have few distinct entries, so a combine that knows them takes a third of the general
+       one's arithmetic (m is not read). ROW(k) is input k of the column, SET(i, v) output i. */
+    #define KOSUMI_F43_INPUTS(T, ROW, SET) {                                                    \\
+        T d0 = ROW(0), d1 = ROW(1), d2 = ROW(2), d3 = ROW(3), d4 = ROW(4), d5 = ROW(5);         \\
+        T a = d4 - 4.0f * d2, b = d3 - 4.0f * d1, e = d4 - d2, f = 2.0f * (d3 - d1);            \\
+        SET(0, 4.0f * d0 - 5.0f * d2 + d4); SET(1, a + b); SET(2, a - b);                      \\
+        SET(3, e + f); SET(4, e - f); SET(5, 4.0f * d1 - 5.0f * d3 + d5); }
+    #define KOSUMI_F43_OUTPUTS(T, ROW, SET) {                                                   \\
+        T m0 = ROW(0), m1 = ROW(1), m2 = ROW(2), m3 = ROW(3), m4 = ROW(4), m5 = ROW(5);         \\
+        T s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;                           \\
+        SET(0, m0 + s12 + s34); SET(1, d12 + 2.0f * d34); SET(2, s12 + 4.0f * s34);            \\
+        SET(3, d12 + 8.0f * d34 + m5); }
+    #define KOSUMI_VROW(k) (*(const kosumi_v8 *)(in + (k) * in_step + c))
+    #define KOSUMI_VSET(i, v) (*(kosumi_v8 *)(out + (i) * out_step + c) = (v))
+    #define KOSUMI_SROW(k) (in[(k) * in_step + c])
+    #define KOSUMI_SSET(i, v) (out[(i) * out_step + c] = (v))
+    #define KOSUMI_F43(NAME, BODY, TARGET)                                                      \\
+    TARGET static void NAME(const float *restrict in, long in_step, float *restrict out,       \\
+                            long out_step, const float *restrict m, long maps) {               \\
+        (void)m;                                                                                \\
+        long c = 0;                                                                             \\
+        for (; c + 8 <= maps; c += 8) BODY(kosumi_v8, KOSUMI_VROW, KOSUMI_VSET)                 \\
+        for (; c < maps; c++) BODY(float, KOSUMI_SROW, KOSUMI_SSET)                             \\
+    }
+    KOSUMI_F43(kosumi_f43_inputs_avx2, KOSUMI_F43_INPUTS, KOSUMI_AVX2)
+    KOSUMI_F43(kosumi_f43_inputs, KOSUMI_F43_INPUTS, )
+    KOSUMI_F43(kosumi_f43_outputs_avx2, KOSUMI_F43_OUTPUTS, KOSUMI_AVX2)
+    KOSUMI_F43(kosumi_f43_outputs, KOSUMI_F43_OUTPUTS, )
+
+    /* out = max(0, v + bias [+ added]) over a point's maps: a layer's bias, shortcut and ReLU
+       (plain loops the compiler puts in vector registers; added may be NULL) */
+    typedef void (*kosumi_finish)(const float *, const float *, const float *, float *, long);
+    #define KOSUMI_FINISH(NAME, TARGET)                                                         \\
+    TARGET static void NAME(const float *restrict v, const float *restrict bias,                \\
+                            const float *restrict added, float *restrict out, long maps) {      \\
+        if (added)                                                                              \\
+            for (long c = 0; c < maps; c++) {                                                   \\
+                float s = v[c] + bias[c] + added[c];                                            \\
+                out[c] = s > 0 ? s : 0;                                                         \\
+            }                                                                                   \\
+        else                                                                                    \\
+            for (long c = 0; c < maps; c++) {                                                   \\
+                float s = v[c] + bias[c];                                                       \\
+                out[c] = s > 0 ? s : 0;                                                         \\
+            }                                                                                   \\
+    }
+    KOSUMI_FINISH(kosumi_finish_avx2, KOSUMI_AVX2)
+    KOSUMI_FINISH(kosumi_finish_portable, )
+    static kosumi_finish kosumi_finisher(int allow_avx2) {
+        return allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+            ? kosumi_finish_avx2 : kosumi_finish_portable;
+    }
+
+    static const float kosumi_f43_bt[36] = {4, 0, -5, 0, 1, 0,   0, -4, -4, 1, 1, 0,
+                                            0, 4, -4, -1, 1, 0,  0, -2, -1, 2, 1, 0,
+                                            0, 2, -1, -2, 1, 0,  0, 4, 0, -5, 0, 1};
+    static const float kosumi_f43_at[24] = {1, 1, 1, 1, 1, 0,  0, 1, -1, 2, -2, 0,
+                                            0, 1, 1, 4, 4, 0,  0, 1, -1, 8, -8, 1};
+
+    static int kosumi_same(const float *m, const float *want, int count) {
+        for (int i = 0; i < count; i++)
+            if (m[i] - want[i] > 1e-5f || want[i] - m[i] > 1e-5f) return 0;
+        return 1;
+    }
+
+    /* The combine of n points to out points by the row-major matrix m (out x n), in AVX2 if
+       allowed and the processor has it; NULL for a pair no transform needs. */
+    static kosumi_combine kosumi_combiner(int n, int out, const float *m, int allow_avx2) {
         int avx2 = allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        if (n == 6 && out == 6 && kosumi_same(m, kosumi_f43_bt, 36))
+            return avx2 ? kosumi_f43_inputs_avx2 : kosumi_f43_inputs;
+        if (n == 6 && out == 4 && kosumi_same(m, kosumi_f43_at, 24))
+            return avx2 ? kosumi_f43_outputs_avx2 : kosumi_f43_outputs;
         #define KOSUMI_PICK(N, OUT) \
             if (n == N && out == OUT) return avx2 ? kosumi_##N##_##OUT##_avx2 : kosumi_##N##_##OUT;
         KOSUMI_PICK(6, 6) KOSUMI_PICK(6, 4) KOSUMI_PICK(4, 6)
@@ -69,7 +140,9 @@ cdef extern from *:
     }
     """
     ctypedef void (*kosumi_combine)(const float *, long, float *, long, const float *, long) noexcept nogil
-    kosumi_combine kosumi_combiner(int n, int out, int allow_avx2)
+    kosumi_combine kosumi_combiner(int n, int out, const float *m, int allow_avx2)
+    ctypedef void (*kosumi_finish)(const float *, const float *, const float *, float *, long) noexcept nogil
+    kosumi_finish kosumi_finisher(int allow_avx2)
 
 DEF TILE = 4
 
@@ -121,8 +194,8 @@ cdef int _to_blocks(const float[:, :, :, ::1] x, const float* m, Py_ssize_t side
     return 0
 
 
-cdef kosumi_combine _combiner(Py_ssize_t n, Py_ssize_t out, bint avx2) except NULL:
-    cdef kosumi_combine combine = kosumi_combiner(n, out, avx2)
+cdef kosumi_combine _combiner(Py_ssize_t n, Py_ssize_t out, const float* m, bint avx2) except NULL:
+    cdef kosumi_combine combine = kosumi_combiner(n, out, m, avx2)
     if combine == NULL:
         raise ValueError(f"no Winograd transform between windows of {n} and {out} points")
     return combine
@@ -139,7 +212,7 @@ def transform_inputs(const float[:, :, :, ::1] x, const float[:, ::1] bt, int pa
     if out.shape[0] != n * n or out.shape[1] != batch * blocks * blocks or out.shape[2] != channels:
         raise ValueError(f"transform_inputs: out has shape {tuple(out.shape)[:3]}, "
                          f"not {(n * n, batch * blocks * blocks, channels)}")
-    _to_blocks(x, &bt[0, 0], n, n, pad, out, _combiner(n, n, avx2))
+    _to_blocks(x, &bt[0, 0], n, n, pad, out, _combiner(n, n, &bt[0, 0], avx2))
 
 
 def transform_outputs(const float[:, :, ::view.contiguous] products, const float[:, ::1] at,
@@ -160,14 +233,14 @@ def transform_outputs(const float[:, :, ::view.contiguous] products, const float
     if adds and tuple(shortcut.shape)[:4] != tuple(out.shape)[:4]:
         raise ValueError(f"transform_outputs: shortcut {tuple(shortcut.shape)[:4]} does not fit out "
                          f"{tuple(out.shape)[:4]}")
-    cdef const float* added
-    cdef kosumi_combine combine = _combiner(n, TILE, avx2)
+    cdef const float* added = NULL
+    cdef kosumi_combine combine = _combiner(n, TILE, &at[0, 0], avx2)
+    cdef kosumi_finish finish = kosumi_finisher(avx2)
     cdef float* rows = <float*> malloc((TILE * n + TILE) * maps * sizeof(float))
     if rows == NULL:
         raise MemoryError()
     cdef float* line = rows + TILE * n * maps
-    cdef float* point
-    cdef Py_ssize_t b, by, bx, block, i, j, m, y, col
+    cdef Py_ssize_t b, by, bx, block, i, j, y, col
     cdef Py_ssize_t point_step = products.strides[0] // sizeof(float)
     with nogil:
         for b in range(batch):
@@ -186,16 +259,9 @@ def transform_outputs(const float[:, :, ::view.contiguous] products, const float
                             col = bx * TILE + j
                             if col >= size:
                                 break
-                            point = line + j * maps
                             if adds:
                                 added = &shortcut[b, y, col, 0]
-                                for m in range(maps):
-                                    point[m] += added[m]
-                            for m in range(maps):
-                                point[m] += bias[m]
-                                if point[m] < 0:
-                                    point[m] = 0
-                            memcpy(&out[b, y, col, 0], point, maps * sizeof(float))
+                            finish(line + j * maps, &bias[0], added, &out[b, y, col, 0], maps)
     free(rows)
 
 
@@ -221,8 +287,13 @@ def adjoint_inputs(const float[:, :, ::view.contiguous] grads, const float[:, ::
     if grads.shape[0] != n * n or grads.shape[1] != batch * blocks * blocks or grads.shape[2] != channels:
         raise ValueError(f"adjoint_inputs: grads have shape {tuple(grads.shape)[:3]}, "
                          f"not {(n * n, batch * blocks * blocks, channels)}")
-    cdef kosumi_combine combine = _combiner(n, n, avx2)
     cdef float* b_matrix = _transposed(bt)
+    cdef kosumi_combine combine
+    try:
+        combine = _combiner(n, n, b_matrix, avx2)
+    except ValueError:
+        free(b_matrix)
+        raise
     cdef float* rows = <float*> malloc((n * n + n) * channels * sizeof(float))
     if rows == NULL:
         free(b_matrix)
@@ -268,9 +339,8 @@ def adjoint_outputs(const float[:, :, :, ::1] grads, const float[:, ::1] at,
             or at.shape[0] != TILE):
         raise ValueError(f"adjoint_outputs: out {tuple(out.shape)[:3]} and A^T "
                          f"{tuple(at.shape)[:2]} do not fit grads {tuple(grads.shape)}")
-    cdef kosumi_combine combine = _combiner(TILE, n, avx2)
     cdef float* a_matrix = _transposed(at)
     try:
-        _to_blocks(grads, a_matrix, TILE, n, 0, out, combine)
+        _to_blocks(grads, a_matrix, TILE, n, 0, out, _combiner(TILE, n, a_matrix, avx2))
     finally:
         free(a_matrix)

@@ -149,30 +149,37 @@ def test_winograd_convolutions_give_the_im2col_logits(size, first_kernel, kind, 
 
 @pytest.mark.parametrize("r", sorted(POINTS))
 @pytest.mark.parametrize("avx2", [True, False])
-def test_winograd_block_transforms_are_their_matrix_products(r, avx2):
-    # 11 maps: 8 in vector registers, 3 after; a 9x9 board: blocks that cross the edge and not
+@pytest.mark.parametrize("other_matrices", [False, True])
+def test_winograd_block_transforms_are_their_matrix_products(r, avx2, other_matrices):
+    # 11 maps: 8 in vector registers, 3 after; a 9x9 board: blocks that cross the edge and not.
+    # F(4x4, 3x3)'s own B^T and A^T have combines that know them; other matrices of their
+    # shapes take the general ones.
     t, size, batch, maps = winograd_transform(r), 9, 2, 11
     n, blocks, rng = t.window, -(-size // TILE), np.random.default_rng(r)
+    bt, at = t.bt, t.at
+    if other_matrices:
+        bt = (bt + 0.1 * rng.standard_normal(bt.shape)).astype(np.float32)
+        at = (at + 0.1 * rng.standard_normal(at.shape)).astype(np.float32)
     x = rng.standard_normal((batch, size, size, maps)).astype(np.float32)
     windows = np.empty((n * n, batch * blocks * blocks, maps), np.float32)
-    transform_inputs(x, t.bt, r // 2, windows, avx2)
+    transform_inputs(x, bt, r // 2, windows, avx2)
     padded = np.zeros((batch, TILE * blocks + n - TILE, TILE * blocks + n - TILE, maps))
     padded[:, r // 2:r // 2 + size, r // 2:r // 2 + size] = x
     products = rng.standard_normal(windows.shape).astype(np.float32)
     bias = rng.standard_normal(maps).astype(np.float32)
     out, shortcut, added = np.empty_like(x), rng.standard_normal(x.shape).astype(np.float32), np.empty_like(x)
-    transform_outputs(products, t.at, bias, out, avx2)
-    transform_outputs(products, t.at, bias, added, avx2, shortcut=shortcut)
+    transform_outputs(products, at, bias, out, avx2)
+    transform_outputs(products, at, bias, added, avx2, shortcut=shortcut)
     with pytest.raises(ValueError, match="shortcut"):
-        transform_outputs(products, t.at, bias, added, avx2, shortcut=shortcut[1:])
+        transform_outputs(products, at, bias, added, avx2, shortcut=shortcut[1:])
     for b in range(batch):
         for by in range(blocks):
             for bx in range(blocks):
                 block = (b * blocks + by) * blocks + bx
                 d = padded[b, TILE * by:TILE * by + n, TILE * bx:TILE * bx + n]
-                expected = np.einsum("ik,kjc,lj->ilc", t.bt, d, t.bt).reshape(n * n, maps)
+                expected = np.einsum("ik,kjc,lj->ilc", bt, d, bt).reshape(n * n, maps)
                 assert np.allclose(windows[:, block], expected, atol=1e-4 * np.abs(expected).max())
-                y = np.einsum("ik,kjc,lj->ilc", t.at, products[:, block].reshape(n, n, maps), t.at) + bias
+                y = np.einsum("ik,kjc,lj->ilc", at, products[:, block].reshape(n, n, maps), at) + bias
                 rows, cols = min(TILE, size - TILE * by), min(TILE, size - TILE * bx)
                 here = (b, slice(TILE * by, TILE * by + rows), slice(TILE * bx, TILE * bx + cols))
                 assert np.allclose(out[here], np.maximum(y[:rows, :cols], 0), atol=1e-4 * np.abs(y).max())
