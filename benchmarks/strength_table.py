@@ -70,8 +70,11 @@ def row_summary(directories, drop_forfeits=False):
     points = sum(g[0] for g in games)
     margins = [g[1] for g in games if g[1] is not None]
     low, high = wilson_interval(points, len(games)) if games else (0.0, 0.0)
-    first_of_key = {}
-    distinct = [first_of_key.setdefault(g[4], g) for g in games if g[4] not in first_of_key]
+    distinct, keys = [], set()
+    for game in games:
+        if game[4] not in keys:
+            keys.add(game[4])
+            distinct.append(game)
     distinct_points = sum(g[0] for g in distinct)
     return {"games": len(games), "wins": sum(g[0] == 1.0 for g in games),
             "draws": sum(g[0] == 0.5 for g in games), "points": points,

@@ -54,8 +54,10 @@ def _im2col(x, k):
     """(B, H, W, C) -> (B*H*W, k*k*C): every point's k x k window (row, column, channel order),
     zero outside the board. Copied window offset by window offset: whole rows of channels at a
     time, which is several times faster than a strided view's reshape."""
-    pad = k // 2
     batch, height, width, channels = x.shape
+    if k == 1:                  # every point's window is the point itself
+        return x.reshape(batch * height * width, channels)
+    pad = k // 2
     padded = np.zeros((batch, height + 2 * pad, width + 2 * pad, channels), x.dtype)
     padded[:, pad:pad + height, pad:pad + width] = x
     cols = np.empty((batch, height, width, k, k, channels), x.dtype)

@@ -105,18 +105,6 @@ class WinogradForward:
             fast = transform(w.shape[-1]) if w.shape[-1] in POINTS else None
             self.layers.append((fast, fast.kernels(w) if fast else w, np.ascontiguousarray(bias, np.float32)))
         self.scratch = Scratch()
-        output = net.params["output.w"]
-        # a 1x1 output kernel is a product over the maps: no im2col copies of the last layer
-        self.point_weights = output.reshape(-1, 1) if output.shape[-1] == 1 else None
-
-    def heads(self, hidden):
-        """PolicyNet.heads(hidden)."""
-        if self.point_weights is None:
-            return self.net.heads(hidden)
-        p, (batch, size, _, maps) = self.net.params, hidden.shape
-        points = hidden.reshape(-1, maps) @ self.point_weights + p["output.b"]
-        pass_logit = hidden.mean(axis=(1, 2)) @ p["pass.w"] + p["pass.b"]
-        return np.concatenate([points.reshape(batch, size * size), pass_logit[:, None]], axis=1)
 
     def __call__(self, planes):
         if len(planes) > CHUNK:
@@ -132,7 +120,7 @@ class WinogradForward:
                 pre = convolution(hidden, kernels, bias)[0]
                 hidden = np.maximum(pre if shortcut is None else pre + shortcut, 0.0)
             outputs.append(hidden)
-        return self.heads(hidden)
+        return self.net.heads(hidden)
 
 
 def play_forward(net):
