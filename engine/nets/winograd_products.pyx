@@ -59,8 +59,8 @@ cdef extern from *:
             const float *pa = a + p * rows * depth, *pb = b + p * kernel;
             const float *next = p + 1 < points ? pb + kernel : NULL;
             float *pc = c + p * rows * cols;
-            long r = 0, fetched = 0;
-            for (; r < rows; r += 5) {
+            long fetched = 0;
+            for (long r = 0; r < rows; r += 5) {
                 if (next)
                     for (long end = fetched + share < kernel ? fetched + share : kernel;
                          fetched < end; fetched += line)

@@ -107,9 +107,14 @@ cdef extern from *:
     }
     KOSUMI_FINISH(kosumi_finish_avx2, KOSUMI_AVX2)
     KOSUMI_FINISH(kosumi_finish_portable, )
+
+    /* whether to take the AVX2 code: allowed, and the processor has it */
+    static int kosumi_avx2(int allow_avx2) {
+        return allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }
+
     static kosumi_finish kosumi_finisher(int allow_avx2) {
-        return allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-            ? kosumi_finish_avx2 : kosumi_finish_portable;
+        return kosumi_avx2(allow_avx2) ? kosumi_finish_avx2 : kosumi_finish_portable;
     }
 
     static const float kosumi_f43_bt[36] = {4, 0, -5, 0, 1, 0,   0, -4, -4, 1, 1, 0,
@@ -127,7 +132,7 @@ cdef extern from *:
     /* The combine of n points to out points by the row-major matrix m (out x n), in AVX2 if
        allowed and the processor has it; NULL for a pair no transform needs. */
     static kosumi_combine kosumi_combiner(int n, int out, const float *m, int allow_avx2) {
-        int avx2 = allow_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        int avx2 = kosumi_avx2(allow_avx2);
         if (n == 6 && out == 6 && kosumi_same(m, kosumi_f43_bt, 36))
             return avx2 ? kosumi_f43_inputs_avx2 : kosumi_f43_inputs;
         if (n == 6 && out == 4 && kosumi_same(m, kosumi_f43_at, 24))
