@@ -2,6 +2,7 @@
 and training throughput of the numpy and torch backends side by side.
 
     python benchmarks/policy_speed.py [--weights FILE ...] [--sizes 19 9] [--repeats N] [--symmetries 2 8]
+                                      [--precisions fp32 bf16]
     python benchmarks/policy_speed.py --train --data DATA_DIR [--weights FILE ...] [--seconds S]
 
 Inference (target: <= 5 ms a 19x19 position on one core): rows for each --weights file, or for
@@ -18,8 +19,10 @@ fresh nets of the architectures the notebook compares (docs/notebook/policy.md).
             pays a node
   total xN  the same averaged over N symmetries (--symmetries, default 2 and 8): what the
             policy player pays a move (8 unless told)
-Times are the median of --repeats positions from a replayed 19x19 game, one BLAS thread
-(OPENBLAS_NUM_THREADS=1 is set here before numpy loads).
+Rows for each of --precisions, the forward pass's products (--policy-precision; default fp32, and
+bf16 where the processor has AVX-512 BF16; elsewhere bf16 is emulated, slowly). Times are the
+median of --repeats positions from a replayed 19x19 game, one BLAS thread (OPENBLAS_NUM_THREADS=1
+is set here before numpy loads).
 
 --train: positions a second of each backend on the same batches of a policy data directory
 (--data), in the settings' batch size, for the nets of the --weights files (default: the sn2008
@@ -35,6 +38,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import itertools  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -42,6 +46,8 @@ import numpy as np  # noqa: E402
 from engine.nets.policy import STACKS, PolicyNet, load_policy  # noqa: E402
 from engine.nets.policy_features import features  # noqa: E402
 from engine.nets.predictor import MovePredictor  # noqa: E402
+from engine.nets.winograd import PRECISIONS, precision_of  # noqa: E402
+from engine.nets.winograd_products import HAS_BF16  # noqa: E402
 from engine.rules.game import SYMMETRIES, GameState, Rules  # noqa: E402
 
 ARCHITECTURES = [
@@ -86,40 +92,42 @@ def timed(function, repeats):
     return float(np.median(times)) * 1000
 
 
-def inference(nets, sizes, repeats, averaged):
-    print(f"{'net':14} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'im2col':>8} "
+def inference(nets, sizes, repeats, averaged, precisions):
+    print(f"{'net':24} {'size':>4} {'params':>8} {'encode':>8} {'features':>9} {'im2col':>8} "
           f"{'forward':>8} {'batched':>8} {'total':>8}" + "".join(f" {f'total x{n}':>9}" for n in averaged)
           + "  (ms)")
-    for name, net in nets:
-        for size in sizes:
-            states = positions(size, repeats)
-            predictor = MovePredictor(net)
-            records = [predictor.records(state, state.to_move) for state in states]
-            planes = [features(net.feature_set.name, r[None], np.array([s.to_move]))
-                      for r, s in zip(records, states)]
-            it = iter(states)
-            encode = timed(lambda: predictor.records(next(it), 1), repeats)
-            it = iter(zip(records, states))
-            feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
-            it = iter(planes)
-            im2col = timed(lambda: net.forward(next(it)), repeats)
-            it = iter(planes)
-            forward = timed(lambda: predictor.forward(next(it)), repeats)
-            batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
-            batched = timed(lambda: predictor.forward(batch), 3) / BATCH
+    for (name, net), size, precision in itertools.product(nets, sizes, precisions):
+        states = positions(size, repeats)
+        predictor = MovePredictor(net, precision=precision)
+        if precision_of(predictor.forward) != precision:
+            continue            # a net without a Winograd pass has only float32's
+        records = [predictor.records(state, state.to_move) for state in states]
+        planes = [features(net.feature_set.name, r[None], np.array([s.to_move]))
+                  for r, s in zip(records, states)]
+        it = iter(states)
+        encode = timed(lambda: predictor.records(next(it), 1), repeats)
+        it = iter(zip(records, states))
+        feature = timed(lambda: features(net.feature_set.name, next(it)[0][None], np.array([1])), repeats)
+        it = iter(planes)
+        im2col = timed(lambda: net.forward(next(it)), repeats)
+        it = iter(planes)
+        forward = timed(lambda: predictor.forward(next(it)), repeats)
+        batch = np.concatenate([planes[i % len(planes)] for i in range(BATCH)])
+        batched = timed(lambda: predictor.forward(batch), 3) / BATCH
 
-            def fresh_positions(predictor):
-                remaining = iter(states)
+        def fresh_positions(predictor):
+            remaining = iter(states)
 
-                def one():
-                    predictor.cache.clear()
-                    predictor.probabilities(next(remaining))
-                return one
-            total = timed(fresh_positions(predictor), repeats)
-            symmetric = [timed(fresh_positions(MovePredictor(net, n)), repeats) for n in averaged]
-            print(f"{name:14} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
-                  f"{im2col:8.2f} {forward:8.2f} {batched:8.2f} {total:8.2f}"
-                  + "".join(f" {t:9.2f}" for t in symmetric))
+            def one():
+                predictor.cache.clear()
+                predictor.probabilities(next(remaining))
+            return one
+        total = timed(fresh_positions(predictor), repeats)
+        symmetric = [timed(fresh_positions(predictor.twin(n)), repeats) for n in averaged]
+        label = f"{name} {precision}"
+        print(f"{label:24} {size:>4} {net.num_params:>8} {encode:8.2f} {feature:9.2f} "
+              f"{im2col:8.2f} {forward:8.2f} {batched:8.2f} {total:8.2f}"
+              + "".join(f" {t:9.2f}" for t in symmetric))
 
 
 def training_backends(kind):
@@ -167,6 +175,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--symmetries", nargs="*", type=int, default=[2, SYMMETRIES],
                         choices=range(2, SYMMETRIES + 1), metavar="N")
+    parser.add_argument("--precisions", nargs="+", choices=PRECISIONS,
+                        default=["fp32", "bf16"] if HAS_BF16 else ["fp32"])
     parser.add_argument("--train", action="store_true")
     parser.add_argument("--data", help="a policy data directory (kosumi-train policy data)")
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -179,7 +189,7 @@ def main():
     if args.train:
         training(args.data, nets, args.seconds)
     else:
-        inference(nets, args.sizes, args.repeats, args.symmetries)
+        inference(nets, args.sizes, args.repeats, args.symmetries, args.precisions)
 
 
 if __name__ == "__main__":

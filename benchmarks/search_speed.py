@@ -7,6 +7,7 @@ search on 9x9 and 19x19, with one and two threads, with and without the net's pr
     python benchmarks/search_speed.py --playout-tactics mogo,fuego      # both policies' rows
     python benchmarks/search_speed.py --prior-thresholds 8,16,32        # when nodes ask the net
     python benchmarks/search_speed.py --last-good-reply off,on          # without and with replies
+    python benchmarks/search_speed.py --policy-prior off,fp32,bf16      # the policy net's prior too
 
 Rows are measured one after another in the same process, so their ratios are comparable; run it
 on an otherwise idle machine (docs/notebook/search.md says what else was running). Each search starts from
@@ -20,6 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from engine.gtp.options import load_predictor  # noqa: E402
 from engine.play.search_player import SearchPlayer, load_prior_evaluator  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
@@ -52,15 +54,16 @@ def playout_rows(sizes, count, tactics_list):
 
 
 def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tactics_list,
-                prior_thresholds, replies_list):
+                prior_thresholds, replies_list, policies):
     # the prior's threshold changes nothing without the prior: one no-prior row per setting
     priors = [(False, prior_thresholds[0])] + [(True, t) for t in prior_thresholds]
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
-            for (use_prior, threshold), threads, playout_tactics, replies in itertools.product(
-                    priors, threads_list, tactics_list, replies_list):
-                player = SearchPlayer(evaluator, playouts=None, time_per_move=seconds,
+            for (use_prior, threshold), threads, playout_tactics, replies, policy in itertools.product(
+                    priors, threads_list, tactics_list, replies_list, policies):
+                predictor = None if policy == "off" else load_predictor(None, precision=policy)
+                player = SearchPlayer(evaluator, predictor=predictor, playouts=None, time_per_move=seconds,
                                       threads=threads, seed=1,
                                       search_prior="net" if use_prior else "none",
                                       prior_threshold=threshold,
@@ -78,6 +81,8 @@ def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tacti
                 prior += f", {playout_tactics} playouts"
                 if replies:
                     prior += " + last good replies"
+                if predictor is not None:
+                    prior += f", the policy prior in {policy}"
                 print(f"| {size}x{size} | search, {start}, {prior}, {threads} thread"
                       f"{'s' if threads > 1 else ''} | {analysis.simulations / elapsed:,.0f} "
                       f"sims/s | {analysis.simulations} sims in {elapsed:.2f} s |")
@@ -100,6 +105,9 @@ def main():
     parser.add_argument("--prior-thresholds", default="default",
                         help="the visits a node needs before it asks the net, comma-separated; "
                              "'default': the search's for that net (default: %(default)s)")
+    parser.add_argument("--policy-prior", default="off",
+                        help="the shipped policy prior's net, comma-separated, of off,fp32,bf16 "
+                             "(its products' precision; default: %(default)s)")
     parser.add_argument("--last-good-reply", default="off",
                         help="the playouts' last good replies, comma-separated, of off,on "
                              "(default: %(default)s)")
@@ -107,6 +115,9 @@ def main():
     replies_names = args.last_good_reply.split(",")
     if set(replies_names) - {"off", "on"}:
         parser.error(f"--last-good-reply takes off, on or off,on, not {args.last_good_reply}")
+    policies = args.policy_prior.split(",")
+    if set(policies) - {"off", "fp32", "bf16"}:
+        parser.error(f"--policy-prior takes off, fp32 and bf16, comma-separated, not {args.policy_prior}")
     tactics_list = args.playout_tactics.split(",")
     unknown = set(tactics_list) - set(playout.PLAYOUT_TACTICS)
     if unknown:
@@ -120,7 +131,7 @@ def main():
         search_rows(sizes, evaluator, args.seconds, [int(t) for t in args.threads.split(",")],
                     args.knowledge_prior, tactics_list,
                     [None if t == "default" else int(t) for t in args.prior_thresholds.split(",")],
-                    [name == "on" for name in replies_names])
+                    [name == "on" for name in replies_names], policies)
 
 
 if __name__ == "__main__":

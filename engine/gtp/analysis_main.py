@@ -62,7 +62,7 @@ def build_parser():
     search = parser.add_argument_group("search", "the search of every position (SearchSettings, "
                                                  "as kosumi's; --threads per position)")
     add_settings_options(search, (PlayerSettings, SearchSettings), skip=QUERY_BUDGET,
-                         only={"seed"} | {f.name for f in settings_fields(SearchSettings)})
+                         only={"seed", "policy_precision"} | {f.name for f in settings_fields(SearchSettings)})
     add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser
@@ -122,7 +122,7 @@ def main(argv=None):
         else:
             from engine.play.search_player import load_prior_evaluator
             evaluator = load_prior_evaluator(args.weights)
-        predictor = load_predictor(args.policy)
+        predictor = load_predictor(args.policy, precision=args.policy_precision)
     except (OSError, ValueError) as error:
         print(f"kosumi analysis: {error}", file=sys.stderr)
         sys.exit(EXIT_BAD_SETUP)

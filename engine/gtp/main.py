@@ -129,12 +129,12 @@ def build_engine(args):
     evaluator = make_evaluator(args, player_settings)
     one_ply = Player(evaluator, player_settings)
     searching = args.search == "mcts" and args.player != "policy"
-    prior_symmetries = player_settings.policy_symmetries or 1
+    prior_symmetries, precision = player_settings.policy_symmetries or 1, player_settings.policy_precision
     if args.player == "policy":
         predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES,
-                                   DEFAULT_POLICY_WEIGHTS)
+                                   DEFAULT_POLICY_WEIGHTS, precision)
     elif searching and search_settings.policy_prior != "off":
-        predictor = load_predictor(args.policy, prior_symmetries)
+        predictor = load_predictor(args.policy, prior_symmetries, precision=precision)
     else:
         predictor = None
 
@@ -148,7 +148,7 @@ def build_engine(args):
             if search_settings.policy_prior != "off":
                 policy = predictor.twin(prior_symmetries) \
                     if predictor is not None and args.policy is not None \
-                    else load_predictor(args.policy, prior_symmetries)
+                    else load_predictor(args.policy, prior_symmetries, precision=precision)
         except (OSError, ValueError) as error:
             raise GtpError(f"cannot load the search's nets: {error}") from None
         return SearchPlayer(prior, search_settings, player_settings, policy)

@@ -133,10 +133,11 @@ def start_logging(args, program):
         sys.exit(EXIT_BAD_SETUP)
 
 
-def load_predictor(path, symmetries=1, default=None):
-    """The policy net (a MovePredictor) at path; when path is None, the shipped net default (the
-    search's prior, DEFAULT_PRIOR_POLICY_WEIGHTS, unless told) if it is there; None for 'none' or
-    nothing shipped. Raises WeightFileError naming a named file that cannot be used."""
+def load_predictor(path, symmetries=1, default=None, precision="fp32"):
+    """The policy net (a MovePredictor in `precision`) at path; when path is None, the shipped
+    net default (the search's prior, DEFAULT_PRIOR_POLICY_WEIGHTS, unless told) if it is there;
+    None for 'none' or nothing shipped. Raises WeightFileError naming a named file that cannot be
+    used."""
     if path == "none":
         return None
     if path is None:
@@ -145,4 +146,4 @@ def load_predictor(path, symmetries=1, default=None):
         if not path.exists():
             return None
     from engine.nets.predictor import MovePredictor
-    return MovePredictor.load(path, symmetries)
+    return MovePredictor.load(path, symmetries, precision)

@@ -14,7 +14,7 @@ import numpy as np
 from engine.nets.policy import STACKS, load_policy, softmax
 from engine.nets.policy_features import features, move_permutation, transform
 from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
-from engine.nets.winograd import play_forward
+from engine.nets.winograd import play_forward, precision_of
 from engine.rules.coords import PASS
 from engine.rules.game import SYMMETRIES
 
@@ -44,20 +44,20 @@ class MovePredictor:
     """A policy net with its encoder, symmetry averaging and a small cache. Not thread-safe: each
     search thread takes a twin()."""
 
-    def __init__(self, net, symmetries=1, metadata=None, forward=None):
+    def __init__(self, net, symmetries=1, metadata=None, forward=None, precision="fp32"):
         if not 1 <= symmetries <= SYMMETRIES:
             raise ValueError(f"symmetries must be 1..{SYMMETRIES}, not {symmetries}")
         self.net = net
-        self.forward = forward or play_forward(net)
+        self.forward = forward or play_forward(net, precision)
         self.metadata = metadata or {}
         self.symmetries = symmetries
         self.encoder = PositionEncoder()
         self.cache = OrderedDict()
 
     @classmethod
-    def load(cls, path, symmetries=1):
+    def load(cls, path, symmetries=1, precision="fp32"):
         net, metadata = load_policy(path)
-        return cls(net, symmetries, metadata)
+        return cls(net, symmetries, metadata, precision=precision)
 
     def twin(self, symmetries=None):
         """A predictor of its own (cache, encoder) over the same net, averaging over
@@ -65,11 +65,14 @@ class MovePredictor:
         return MovePredictor(self.net, symmetries or self.symmetries, self.metadata, self.forward)
 
     def description(self):
-        """The net and its averaging in a few words, as "res 13 x 80, 8 symmetries"."""
+        """The net and its averaging in a few words, as "res 13 x 80, 8 symmetries", and its
+        precision where it is not float32 ("..., bf16")."""
         architecture = self.net.architecture
         kind = architecture["kind"]
         shape = f" {architecture['layers']} x {architecture['channels']}" if kind in STACKS else ""
-        return f"{kind}{shape}, {self.symmetries} symmetr{'y' if self.symmetries == 1 else 'ies'}"
+        precision = precision_of(self.forward)
+        return (f"{kind}{shape}, {self.symmetries} symmetr{'y' if self.symmetries == 1 else 'ies'}"
+                + ("" if precision == "fp32" else f", {precision}"))
 
     def records(self, state, colour):
         """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""

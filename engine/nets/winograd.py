@@ -10,7 +10,9 @@ The transforms are built from their interpolation points (Toom-Cook): A^T and G 
 B^T solved so that the three give the convolution exactly. The transformed kernels are computed
 once, when the forward pass is made: it belongs to a net whose weights no longer change (a
 player's or an evaluation's), not to a training run. The logits equal PolicyNet.forward's to
-float32 rounding.
+float32 rounding. In bfloat16 (precision "bf16", engine/nets/winograd_products.pyx) the products'
+operands are rounded to bfloat16: the transforms magnify that rounding, several times more than in
+a direct convolution, and the shipped net's logits move by about a tenth.
 """
 import functools
 import math
@@ -19,13 +21,15 @@ import threading
 import numpy as np
 
 from engine.nets.policy import STACKS, convolution, shortcuts
-from engine.nets.winograd_products import point_products
+from engine.nets.winograd_products import (pack_bfloat16, point_products,
+                                           point_products_bfloat16)
 from engine.nets.winograd_tiles import transform_inputs, transform_outputs
 
 TILE = 4                # outputs a block side
 CHUNK = 8               # positions a pass: all of a move's symmetries at once (larger products)
 # interpolation points (and infinity) for F(4, 3) and F(4, 5): small, so float32 stays exact enough
 POINTS = {3: (0, 1, -1, 2, -2), 5: (0, 1, -1, 2, -2, 0.5, -0.5)}
+PRECISIONS = ("fp32", "bf16")
 
 
 class Transform:
@@ -49,21 +53,23 @@ class Transform:
         self.r, self.window, self.g = r, n, g
         self.bt, self.at = bt.astype(np.float32), at.astype(np.float32)
 
-    def kernels(self, w):
-        """(out, in, r, r) kernels as (window^2, in, out): G w G^T for each map pair."""
+    def kernels(self, w, precision="fp32"):
+        """(out, in, r, r) kernels as (window^2, in, out): G w G^T for each map pair; in bf16
+        packed for point_products_bfloat16."""
         u = np.einsum("ai,okij,bj->abko", self.g, w.astype(np.float64), self.g)
-        return np.ascontiguousarray(u.reshape(self.window ** 2, w.shape[1], w.shape[0]).astype(np.float32))
+        u = np.ascontiguousarray(u.reshape(self.window ** 2, w.shape[1], w.shape[0]).astype(np.float32))
+        return pack_bfloat16(u) if precision == "bf16" else u
 
     def convolve(self, x, kernels, bias, scratch, name, shortcut=None):
         """max(0, same-size convolution + bias [+ shortcut]) of NHWC x (B, S, S, in) with
         kernels() and bias (maps,), into the scratch array called `name` (B, S, S, maps), which it
         returns."""
         batch, size, _, channels = x.shape
-        blocks, maps = batch * (-(-size // TILE)) ** 2, kernels.shape[-1]
+        blocks, maps = batch * (-(-size // TILE)) ** 2, len(bias)
         windows = scratch.array("windows", (self.window ** 2, blocks, channels))
         transform_inputs(x, self.bt, self.r // 2, windows)
         products = scratch.array("products", (self.window ** 2, blocks, maps))
-        point_products(windows, kernels, products)
+        (point_products_bfloat16 if kernels.dtype == np.uint16 else point_products)(windows, kernels, products)
         result = scratch.array(name, (batch, size, size, maps))
         transform_outputs(products, self.at, bias, result, shortcut=shortcut)
         return result
@@ -92,18 +98,20 @@ def transform(r):
 
 class WinogradForward:
     """net.forward for a conv or res PolicyNet whose weights stay as they are: logits (B, S*S + 1)
-    of feature planes (B, planes, S, S)."""
+    of feature planes (B, planes, S, S), its products in `precision` (PRECISIONS)."""
 
-    def __init__(self, net):
+    def __init__(self, net, precision="fp32"):
         if net.architecture["kind"] not in STACKS:
             raise ValueError(f"Winograd convolutions are for conv and res nets, not "
                              f"{net.architecture['kind']!r}")
-        self.net, self.shortcuts = net, shortcuts(net.architecture)
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
+        self.net, self.precision, self.shortcuts = net, precision, shortcuts(net.architecture)
         self.layers = []
         for layer in range(net.architecture["layers"]):
             w, bias = net.params[f"conv{layer}.w"], net.params[f"conv{layer}.b"]
             fast = transform(w.shape[-1]) if w.shape[-1] in POINTS else None
-            self.layers.append((fast, fast.kernels(w) if fast else w, np.ascontiguousarray(bias, np.float32)))
+            self.layers.append((fast, fast.kernels(w, precision) if fast else w, np.ascontiguousarray(bias, np.float32)))
         self.scratch = Scratch()
 
     def __call__(self, planes):
@@ -123,6 +131,12 @@ class WinogradForward:
         return self.net.heads(hidden)
 
 
-def play_forward(net):
-    """The fastest forward pass of a net that will not change: Winograd for conv and res nets."""
-    return WinogradForward(net) if net.architecture["kind"] in STACKS else net.forward
+def play_forward(net, precision="fp32"):
+    """The fastest forward pass of a net that will not change: Winograd for conv and res nets,
+    their products in `precision` (PRECISIONS; other nets' passes are float32's)."""
+    return WinogradForward(net, precision) if net.architecture["kind"] in STACKS else net.forward
+
+
+def precision_of(forward):
+    """The precision of a play_forward() pass: a Winograd pass's own, fp32 for other nets'."""
+    return forward.precision if isinstance(forward, WinogradForward) else "fp32"

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from engine.nets.policy import STACKS, edge_map, shortcuts, softmax
+from engine.nets.winograd import PRECISIONS
 
 
 class NumpyBackend:
@@ -77,7 +78,6 @@ class NumpyBackend:
             self.average = {name: arrays[f"average/{name}"].astype(np.float32) for name in self.velocity}
 
 
-PRECISIONS = ("fp32", "bf16")
 CONVOLUTIONS = ("auto", "winograd", "direct")
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from engine.nets.policy import load_policy, save_policy
 from engine.nets.predictor import symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
-from engine.nets.winograd import play_forward
+from engine.nets.winograd import play_forward, precision_of
 from engine.rules.game import SYMMETRIES
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policygrow import NOISE, grown
@@ -90,6 +90,8 @@ def build_parser():
     evaluate.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
                           metavar="N", help="average the net over N of the board's 8 symmetries, "
                           "as --policy-symmetries does in play (default 1)")
+    evaluate.add_argument("--precision", default="fp32", choices=PRECISIONS,
+                          help="the net's products, as --policy-precision in play (default fp32)")
     evaluate.add_argument("--stretch", type=int, default=50, metavar="MOVES",
                           help="the accuracy by move number in stretches of MOVES (default 50)")
     evaluate.add_argument("--json", help="also write the result as JSON here")
@@ -143,8 +145,8 @@ def _eval(args, parser):
             if not manifest["positions"]:
                 parser.error(f"no positions in {' '.join(args.sgf)} ({manifest['skipped']} skipped)")
             dataset = PolicyDataset([scratch])
-            scores = functools.partial(symmetric_log_probabilities, play_forward(net),
-                                       symmetries=args.symmetries)
+            forward = play_forward(net, args.precision)
+            scores = functools.partial(symmetric_log_probabilities, forward, symmetries=args.symmetries)
             indices = np.arange(dataset.positions)
             ranks, log_probabilities = move_ranks(scores, dataset, net.feature_set.name, indices)
             stretches = (dataset.move_numbers(indices) - 1) // args.stretch
@@ -153,6 +155,7 @@ def _eval(args, parser):
     result = summarise_ranks(ranks, log_probabilities)
     result["games"] = manifest["games"]
     result["symmetries"] = args.symmetries
+    result["precision"] = precision_of(forward)
     result["skipped"] = sum(manifest["skipped"].values())
     result["by_move_number"] = [
         {"first": int(n) * args.stretch + 1, "last": (int(n) + 1) * args.stretch,

@@ -112,3 +112,18 @@ def test_the_policy_players_genmove_analyze_streams_the_position_it_moved_from()
     assert first[0] == pairs.split()[0] and first[first.index("order") + 1] == "0"
     assert abs(float(first[first.index("prior") + 1]) * 100 - float(pairs.split()[1])) <= 0.06
     assert reply(loop, "list_stones w") == (True, pairs.split()[0])
+
+
+def test_the_policy_nets_precision_is_the_options_for_the_player_the_search_and_its_analysis():
+    engine, loop = session(["--player", "policy", "--policy-precision", "bf16", "--policy-symmetries", "2"])
+    assert engine.player.predictor.description().endswith("2 symmetries, bf16")
+    assert engine._searcher().predictor.description() == "conv 8 x 48, 2 symmetries, bf16"  # the prior
+    ok, gfx = reply(loop, "kosumi-policy b")
+    assert ok and "2 symmetries, bf16)" in gfx
+    engine, loop = session(["--search", "mcts", "--policy-precision", "bf16"])
+    assert engine.player.predictor.description().endswith("1 symmetry, bf16")
+    assert reply(loop, "kosumi-get-param policy_precision") == (True, "bf16")
+    assert reply(loop, "kosumi-set-param policy_precision fp32")[0] is False    # fixed at start
+    engine, _ = session([])
+    assert engine._searcher().predictor.description().endswith("1 symmetry")
+    assert engine._searcher().predictor.forward.precision == "fp32"

@@ -478,6 +478,15 @@ def test_policy_eval_on_a_fixed_set(tmp_path, capsys):
     averaged = json.loads((tmp_path / "r8.json").read_text())
     assert averaged["symmetries"] == 8 and averaged["positions"] == result["positions"]
     assert averaged["log_loss"] != result["log_loss"]
+    # with the products in bfloat16, as --policy-precision bf16 plays: nearly the same numbers
+    assert result["precision"] == "fp32"
+    assert kosumi_train(["policy", "eval", "--weights", str(tmp_path / "run" / "weights.npz"),
+                         "--sgf", str(held_out), "--size", "9", "--precision", "bf16",
+                         "--json", str(tmp_path / "rb.json")]) == 0
+    rounded = json.loads((tmp_path / "rb.json").read_text())
+    assert rounded["precision"] == "bf16" and rounded["positions"] == result["positions"]
+    assert rounded["log_loss"] != result["log_loss"]
+    assert rounded["log_loss"] == pytest.approx(result["log_loss"], rel=0.05)
 
 
 def test_training_data_errors_name_the_directory(tmp_path):
