@@ -62,8 +62,8 @@ class Transform:
 
     def convolve(self, x, kernels, bias, scratch, name, shortcut=None):
         """max(0, same-size convolution + bias [+ shortcut]) of NHWC x (B, S, S, in) with
-        kernels() and bias (maps,), into the scratch array called `name` (B, S, S, maps), which it
-        returns."""
+        kernels() (float32, or bf16's packed uint16: bfloat16 products) and bias (maps,), into the
+        scratch array called `name` (B, S, S, maps), which it returns."""
         batch, size, _, channels = x.shape
         blocks, maps = batch * (-(-size // TILE)) ** 2, len(bias)
         windows = scratch.array("windows", (self.window ** 2, blocks, channels))
@@ -111,7 +111,8 @@ class WinogradForward:
         for layer in range(net.architecture["layers"]):
             w, bias = net.params[f"conv{layer}.w"], net.params[f"conv{layer}.b"]
             fast = transform(w.shape[-1]) if w.shape[-1] in POINTS else None
-            self.layers.append((fast, fast.kernels(w, precision) if fast else w, np.ascontiguousarray(bias, np.float32)))
+            self.layers.append((fast, fast.kernels(w, precision) if fast else w,
+                                np.ascontiguousarray(bias, np.float32)))
         self.scratch = Scratch()
 
     def __call__(self, planes):
