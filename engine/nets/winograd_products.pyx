@@ -90,9 +90,11 @@ cdef extern from *:
     /* bfloat16: b is a point's kernel packed by pack_bfloat16, (pairs, wide, 2) with wide a
        multiple of 16: the two depths of a pair side by side, for each column. a holds R rows of
        `pairs` pairs of the windows' bfloat16s. Each vdpbf16ps adds a pair's two products for
-       sixteen columns; a panel is R rows and 16 x C columns, its sums in registers. */
-    #include <immintrin.h>
+       sixteen columns; a panel is R rows and 16 x C columns, its sums in registers. Compilers
+       before GCC 10 and Clang 9 do not know the instructions: there bfloat16 takes numpy's products of the rounded numbers. */
     #include <stdlib.h>
+    #if defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10
+    #include <immintrin.h>
     #define KOSUMI_BF16 __attribute__((target("avx512f,avx512bf16")))
 
     #define KOSUMI_BF16_PANEL(R, C)                                                             \\
@@ -188,6 +190,13 @@ cdef extern from *:
     static int kosumi_has_bf16(void) {
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
     }
+    #else
+    static int kosumi_products_bf16(const float *a, const unsigned short *b, float *c, long points,
+                                    long rows, long depth, long pairs, long wide, long cols) {
+        return -1;
+    }
+    static int kosumi_has_bf16(void) { return 0; }
+    #endif
     """
     int kosumi_has_avx2()
     int kosumi_has_bf16()
