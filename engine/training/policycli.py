@@ -39,6 +39,18 @@ from engine.training.policytrain import (LOG, SETTINGS, PolicyRun, PolicySetting
                                          summarise_ranks)
 
 
+def progress_printer(every=500):
+    """A prepare() progress callback: the games read so far and the time, every `every` games,
+    on stderr."""
+    started = time.monotonic()
+
+    def progress(counts, positions):
+        if counts.games % every == 0:
+            print(f"{counts.summary()}; {positions} positions; {time.monotonic() - started:.0f} s",
+                  file=sys.stderr)
+    return progress
+
+
 def _add_settings(parser):
     """One option per PolicySettings field, its default and help from the field."""
     group = parser.add_argument_group("training settings (new runs)")
@@ -141,7 +153,8 @@ def _eval(args, parser):
     try:
         net, _ = load_policy(args.weights)
         with tempfile.TemporaryDirectory(prefix="kosumi-policy-eval-") as scratch:
-            manifest = prepare(args.sgf, scratch, size=args.size, max_games=args.games)
+            manifest = prepare(args.sgf, scratch, size=args.size, max_games=args.games,
+                               progress=progress_printer())
             if not manifest["positions"]:
                 parser.error(f"no positions in {' '.join(args.sgf)} ({manifest['skipped']} skipped)")
             dataset = PolicyDataset([scratch])
@@ -246,14 +259,8 @@ def main(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "data":
-        started = time.monotonic()
-
-        def progress(counts, positions):
-            if counts.games % 500 == 0:
-                print(f"{counts.summary()}; {positions} positions; "
-                      f"{time.monotonic() - started:.0f} s", file=sys.stderr)
         try:
-            manifest = prepare(args.sgf, args.out, args.size, args.max_games, progress=progress)
+            manifest = prepare(args.sgf, args.out, args.size, args.max_games, progress=progress_printer())
         except (ValueError, DataError) as error:
             parser.error(str(error))
         print(f"{args.out}: {manifest['games']} games, {manifest['positions']} positions, "
