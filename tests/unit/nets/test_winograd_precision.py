@@ -37,7 +37,9 @@ def test_packed_kernels_hold_the_rounded_kernels_in_pairs_along_their_depth(dept
     assert packed.dtype == np.uint16 and packed.shape == (3, (depth + 1) // 2, -(-cols // 16) * 16, 2)
     assert np.array_equal(unpack_bfloat16(packed, depth, cols), bfloat16(kernels))
     # kernel[p, 2k + t, j] sits at packed[p, k, j, t], and the padding is zeros
-    assert (packed[1, 0, 0, 0].astype(np.uint32) << 16).view(np.float32) == bfloat16(kernels[1, 0, 0])
+    halves = bfloat16(kernels).view(np.uint32) >> 16
+    for p, d, j in ((1, 0, 0), (2, depth - 1, cols - 1), (0, min(1, depth - 1), 3 % cols)):
+        assert packed[p, d // 2, j, d % 2] == halves[p, d, j]
     assert not packed[:, :, cols:].any()
     if depth % 2:
         assert not packed[:, -1, :, 1].any()
