@@ -195,14 +195,18 @@ def test_report_during_search_then_exactly_one_final_answer(session):
     assert visits == sorted(visits)
 
 
-def test_policy_and_priors_from_a_policy_net(session, tmp_path):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_policy_and_priors_from_a_policy_net(session, tmp_path, precision):
     policy = pytest.importorskip("engine.nets.policy")
-    from engine.nets.predictor import MovePredictor
+    from engine.gtp.options import load_predictor
     net = policy.PolicyNet({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3},
                            "rich", seed=1)
     path = tmp_path / "policy.npz"
     policy.save_policy(path, net, 9, games_trained=0, positions_trained=0)
-    server = session(predictor=MovePredictor.load(path))
+    args = build_parser().parse_args(["--policy", str(path), "--policy-precision", precision])
+    predictor = load_predictor(args.policy, precision=args.policy_precision)   # as main() loads it
+    assert predictor.forward.precision == precision
+    server = session(predictor=predictor)
     result = server.answer({**BASE, "id": "pol", "maxVisits": 20, "includePolicy": True,
                             "moves": [["B", "E5"]]})
     values = result["policy"]
