@@ -57,12 +57,14 @@ def search_rows(sizes, evaluator, seconds, threads_list, knowledge_visits, tacti
                 prior_thresholds, replies_list, policies):
     # the prior's threshold changes nothing without the prior: one no-prior row per setting
     priors = [(False, prior_thresholds[0])] + [(True, t) for t in prior_thresholds]
+    # one net a precision; each search takes a twin, with a cache of its own
+    predictors = {policy: load_predictor(None, precision=policy) for policy in policies if policy != "off"}
     for size in sizes:
         for start, game in (("empty board", GameState(size, Rules(komi=7.0))),
                             ("move 40", middle_game(size))):
             for (use_prior, threshold), threads, playout_tactics, replies, policy in itertools.product(
                     priors, threads_list, tactics_list, replies_list, policies):
-                predictor = None if policy == "off" else load_predictor(None, precision=policy)
+                predictor = predictors[policy].twin() if policy in predictors else None
                 player = SearchPlayer(evaluator, predictor=predictor, playouts=None, time_per_move=seconds,
                                       threads=threads, seed=1,
                                       search_prior="net" if use_prior else "none",

@@ -91,11 +91,17 @@ cdef extern from *:
        multiple of 16: the two depths of a pair side by side, for each column. a holds R rows of
        `pairs` pairs of the windows' bfloat16s. Each vdpbf16ps adds a pair's two products for
        sixteen columns; a panel is R rows and 16 x C columns, its sums in registers. Compilers
-       before GCC 10 and Clang 9 do not know the instructions: there bfloat16 takes numpy's products of the rounded numbers. */
+       before GCC 10 and Clang 9 do not know the instructions: there bfloat16 takes numpy's
+       products of the rounded numbers. */
     #include <stdlib.h>
     #if defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10
     #include <immintrin.h>
     #define KOSUMI_BF16 __attribute__((target("avx512f,avx512bf16")))
+
+    /* the mask of a vector's first n of 16 lanes (none for n <= 0, all from 16) */
+    static inline __mmask16 kosumi_lanes(long n) {
+        return n >= 16 ? 0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+    }
 
     #define KOSUMI_BF16_PANEL(R, C)                                                             \\
     KOSUMI_BF16 static inline void kosumi_bf16_panel##R##_##C(                                  \\
@@ -114,8 +120,7 @@ cdef extern from *:
             }                                                                                   \\
         }                                                                                       \\
         for (int q = 0; q < C; q++) {                                                           \\
-            long left = cols - 16 * q;                                                          \\
-            __mmask16 keep = left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1);               \\
+            __mmask16 keep = kosumi_lanes(cols - 16 * q);                                       \\
             for (int r = 0; r < R; r++) _mm512_mask_storeu_ps(c + r * stride + 16 * q, keep, sums[q][r]); \\
         }                                                                                       \\
     }
@@ -140,14 +145,11 @@ cdef extern from *:
             const float *row = a + r * depth;
             unsigned short *half = (unsigned short *)(out + r * pairs);
             for (long k = 0; k < 2 * pairs; k += 32) {
-                long left = depth - k;
-                __mmask16 low = left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1) : 0;
-                __mmask16 high = left >= 32 ? 0xffff : left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0;
-                __m512bh both = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(high, row + k + 16),
-                                                    _mm512_maskz_loadu_ps(low, row + k));
-                long count = (2 * pairs - k < 32 ? 2 * pairs - k : 32) / 2;     /* pairs */
-                _mm512_mask_storeu_epi32(half + k, count == 16 ? 0xffff : (__mmask16)((1u << count) - 1),
-                                         (__m512i)both);
+                __m512bh both = _mm512_cvtne2ps_pbh(
+                    _mm512_maskz_loadu_ps(kosumi_lanes(depth - k - 16), row + k + 16),
+                    _mm512_maskz_loadu_ps(kosumi_lanes(depth - k), row + k));
+                /* as pairs: 16 lanes of 32 bits, an odd depth's zero included */
+                _mm512_mask_storeu_epi32(half + k, kosumi_lanes(pairs - k / 2), (__m512i)both);
             }
         }
     }
