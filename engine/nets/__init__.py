@@ -9,6 +9,7 @@ their metadata (weights.py), and the evaluator interface the players, the search
 use, with an evaluator for each network, the symmetric average and a trivial one for tests
 (evaluator.py). The move-prediction (policy) network: its raw position records
 (policy_inputs.pyx), its feature sets (policy_features.py), the net itself (policy.py), and the
-predictor that gives a game position's move probabilities at play (predictor.py).
+predictor that gives a game position's move probabilities at play (predictor.py). The judging net
+(judge.py): the policy's res trunk with heads for the result, the score and the final owners.
 
 May import: engine.rules, engine.tactics (the features' ladders)."""

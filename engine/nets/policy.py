@@ -46,7 +46,9 @@ from engine.nets.weights import (FORMAT_NAME, FORMAT_VERSION, WeightFileError, _
 
 ARCHITECTURE_NAME = "policy"
 KINDS = ("sn2008", "conv", "res")
-STACKS = ("conv", "res")  # the kinds that are a stack of convolutions with ReLU
+# the judging net's trunk (engine/nets/judge.py) is a res stack with heads of its own
+RESIDUAL = ("res", "judge")
+STACKS = ("conv",) + RESIDUAL  # the kinds that are a stack of convolutions with ReLU
 OUTPUT_KERNEL = 5       # the paper's hidden-to-output kernels
 
 
@@ -124,7 +126,7 @@ class _Forgotten(dict):
 
 def shortcuts(architecture):
     """{layer: the earlier layer whose output it adds before its ReLU} (empty for plain stacks)."""
-    if architecture["kind"] != "res":
+    if architecture["kind"] not in RESIDUAL:
         return {}
     return {layer: layer - 2 for layer in range(2, architecture["layers"], 2)}
 
@@ -147,7 +149,7 @@ def tensor_shapes(architecture, input_planes):
              ("pass.w", (maps,)), ("pass.b", (1,))]
     if kind in STACKS:
         channels, layers = architecture["channels"], architecture["layers"]
-        if kind == "res" and (layers < 3 or layers % 2 == 0):
+        if kind in RESIDUAL and (layers < 3 or layers % 2 == 0):
             raise ValueError(f"a res net has an odd number of layers, at least 3 (the first, then "
                              f"pairs with a shortcut), not {layers}")
         shapes, planes = [], input_planes
@@ -162,15 +164,27 @@ def tensor_shapes(architecture, input_planes):
 
 class PolicyNet:
     """A policy network: architecture record, feature set and parameters (float32 arrays)."""
+    architecture_name = ARCHITECTURE_NAME
 
     def __init__(self, architecture, feature_set, params=None, seed=0):
-        self.architecture = dict(architecture, name=ARCHITECTURE_NAME)
+        self.architecture = dict(architecture, name=self.architecture_name)
         self.feature_set = policy_feature_set(feature_set)
         if self.architecture["kind"] == "sn2008" and self.feature_set.planes % self.architecture["boards"]:
             raise ValueError(f"feature set {feature_set!r} does not split into "
                              f"{self.architecture['boards']} boards")
-        self.shapes = tensor_shapes(self.architecture, self.feature_set.planes)
+        self.shapes = self._tensor_shapes()
         self.params = params if params is not None else self._initial(seed)
+
+    def _tensor_shapes(self):
+        if self.architecture["kind"] not in KINDS:
+            raise ValueError(f"unknown policy architecture kind {self.architecture['kind']!r}; "
+                             f"known: {KINDS}")
+        return tensor_shapes(self.architecture, self.feature_set.planes)
+
+    @staticmethod
+    def join(outputs):
+        """One batch's outputs from its parts' (the forward passes run in chunks)."""
+        return np.concatenate(outputs)
 
     def _initial(self, seed):
         """He-style random weights for the ReLU stack, Glorot-style for the logistic layer; zero
@@ -200,7 +214,7 @@ class PolicyNet:
         if not keep and len(planes) > 1:
             # one position at a time: its im2col columns stay small enough for the allocator to
             # reuse, where a batch's fresh pages cost more than the batched products save
-            return np.concatenate([self.forward(planes[i:i + 1]) for i in range(len(planes))])
+            return self.join([self.forward(planes[i:i + 1]) for i in range(len(planes))])
         x = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
         batch, size = x.shape[0], x.shape[1]
         p, cache = self.params, {} if keep else _Forgotten()
@@ -286,7 +300,7 @@ class PolicyNet:
 
     def with_params(self, params):
         """The same architecture and features with other parameters (a dict like self.params)."""
-        return PolicyNet(self.architecture, self.feature_set.name, params=params)
+        return type(self)(self.architecture, self.feature_set.name, params=params)
 
     def flat_params(self):
         return np.concatenate([self.params[name].ravel() for name, _ in self.shapes]).astype(np.float32)
@@ -337,22 +351,29 @@ def is_policy_file(metadata):
 def load_policy(path):
     """(PolicyNet, metadata) from a weight file; WeightFileError naming the file for one that is
     missing, damaged, not a policy net, or whose parameters do not fit its architecture."""
+    return load_net(path, PolicyNet, "a value net goes to --weights")
+
+
+def load_net(path, net_class, elsewhere):
+    """(net, metadata) of a weight file of net_class (PolicyNet or a subclass); WeightFileError
+    naming the file for one that is missing, damaged, of another architecture (elsewhere: where
+    such a file goes instead), or whose parameters do not fit its architecture."""
     arrays = read_npz(path, WeightFileError)
     for required in ("params", "metadata"):
         if required not in arrays:
             raise WeightFileError(path, f"missing array {required!r} (has {sorted(arrays)})")
     metadata = _decode_metadata(path, arrays["metadata"])
     architecture = metadata["architecture"]
-    if not is_policy_file(metadata):
-        raise WeightFileError(path, f"not a policy network (architecture {architecture.get('name')!r}); "
-                                    f"a value net goes to --weights")
+    if architecture.get("name") != net_class.architecture_name:
+        raise WeightFileError(path, f"not a {net_class.architecture_name} network (architecture "
+                                    f"{architecture.get('name')!r}); {elsewhere}")
     feature = metadata["feature_set"]
     try:
         spec = policy_feature_set(feature.get("name"))
         if feature.get("version") != spec.version:
             raise ValueError(f"feature set {spec.name!r} version {feature.get('version')!r}; this "
                              f"kosumi computes version {spec.version}")
-        net = PolicyNet({k: v for k, v in architecture.items() if k not in ("tensors", "num_params")},
+        net = net_class({k: v for k, v in architecture.items() if k not in ("tensors", "num_params")},
                         spec.name, params={})
     except (ValueError, KeyError, TypeError) as error:
         raise WeightFileError(path, f"unusable architecture or feature set: {error}") from None

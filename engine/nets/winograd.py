@@ -97,12 +97,13 @@ def transform(r):
 
 
 class WinogradForward:
-    """net.forward for a conv or res PolicyNet whose weights stay as they are: logits (B, S*S + 1)
-    of feature planes (B, planes, S, S), its products in `precision` (PRECISIONS)."""
+    """net.forward for a conv or res PolicyNet (or the judging net, a res trunk) whose weights stay
+    as they are: the net's heads (a policy net's logits (B, S*S + 1)) of feature planes
+    (B, planes, S, S), its products in `precision` (PRECISIONS)."""
 
     def __init__(self, net, precision="fp32"):
         if net.architecture["kind"] not in STACKS:
-            raise ValueError(f"Winograd convolutions are for conv and res nets, not "
+            raise ValueError(f"Winograd convolutions are for conv and res nets (and the judging net), not "
                              f"{net.architecture['kind']!r}")
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISIONS)}")
@@ -117,7 +118,7 @@ class WinogradForward:
 
     def __call__(self, planes):
         if len(planes) > CHUNK:
-            return np.concatenate([self(planes[i:i + CHUNK]) for i in range(0, len(planes), CHUNK)])
+            return self.net.join([self(planes[i:i + CHUNK]) for i in range(0, len(planes), CHUNK)])
         hidden = np.ascontiguousarray(np.moveaxis(planes.astype(np.float32, copy=False), 1, -1))
         outputs = []
         for layer, (fast, kernels, bias) in enumerate(self.layers):

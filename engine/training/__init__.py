@@ -5,6 +5,8 @@
 directory (rundir.py, history.py) and plots (plots.py); CSA*'s labelled data (scoredata.py) and
 trainer (csatrain.py); the move-prediction network's game records in bulk (sgfdata.py), training
 data (policydata.py), trainer (policytrain.py) with its numpy and PyTorch backends
-(policybackends.py, policywinograd.py) and `kosumi-train policy` command line (policycli.py).
+(policybackends.py, policywinograd.py) and `kosumi-train policy` command line (policycli.py); the
+judging net's targets from a game's end (gametargets.py), its PyTorch step and measures
+(judging.py) and its judgement of counted games (judgeeval.py).
 
 May import: engine.rules, engine.nets, engine.search, engine.scoring, engine.play, engine.tools."""

@@ -148,6 +148,10 @@ class TorchBackend:
 
     def _forward(self, planes, p):
         """The logits of the net with parameters p (self.params or self.average)."""
+        return self._policy_logits(self._trunk(planes, p), p)
+
+    def _trunk(self, planes, p):
+        """The last hidden maps (B, C, S, S) of the net with parameters p."""
         torch, functional = self.torch, self.torch.nn.functional
         architecture = self.net.architecture
         x = self._layout(torch.from_numpy(planes))
@@ -176,6 +180,12 @@ class TorchBackend:
                     pre = functional.conv2d(hidden, weight, bias, padding=weight.shape[-1] // 2)
                     hidden = torch.relu(pre if shortcut is None else pre + shortcut)
                 outputs.append(hidden)
+        return hidden
+
+    def _policy_logits(self, hidden, p):
+        """(B, S*S + 1): the points' 1x1 (sn2008: 5x5) convolution, pass from the maps' mean."""
+        torch, functional = self.torch, self.torch.nn.functional
+        batch, _, size, _ = hidden.shape
         points = functional.conv2d(hidden, p["output.w"], p["output.b"],
                                    padding=p["output.w"].shape[-1] // 2).reshape(batch, size * size)
         pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]

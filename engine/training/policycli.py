@@ -10,6 +10,9 @@
     kosumi-train policy eval --weights W --sgf PATH... [--games N] [--stretch MOVES] [--json OUT]
         top-1 and top-5 accuracy and the mean log-loss over every position of the games, in all
         and by move number (moves 1-50, 51-100, ...: where in the game the net is weak)
+    kosumi-train policy judgement --weights JUDGE --sgf PATH... [--games N] [--json OUT]
+        how well a judging net (--kind judge) names the winner and the score of counted games,
+        40 moves before their end and at move 150 (engine/training/judgeeval.py)
     kosumi-train policy grow --weights W --out W2 [--layers N] [--channels C]
         a larger conv net that predicts what W predicts (engine/training/policygrow.py), to start
         a run from with --from-weights
@@ -27,16 +30,19 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.nets.judge import load_judge
 from engine.nets.policy import load_policy, save_policy
 from engine.nets.predictor import symmetric_log_probabilities
 from engine.nets.weights import WeightFileError
 from engine.nets.winograd import play_forward, precision_of
 from engine.rules.game import SYMMETRIES
+from engine.training.sgfdata import ReadCounts
+from engine.training.judgeeval import judged_positions, judgement_table
 from engine.training.policydata import DataError, PolicyDataset, prepare
 from engine.training.policygrow import NOISE, grown
 from engine.training.policybackends import CONVOLUTIONS, PRECISIONS
 from engine.training.policytrain import (LOG, SETTINGS, PolicyRun, PolicySettings, Stop, move_ranks, net_settings,
-                                         summarise_ranks)
+                                         starting_net, summarise_ranks)
 
 
 def progress_printer(every=500):
@@ -77,7 +83,8 @@ def build_parser():
     where.add_argument("--resume", help="continue this run")
     train.add_argument("--data", nargs="+", required=True, help="training data directories")
     train.add_argument("--eval-data", nargs="*", default=[], help="held-out data directories")
-    train.add_argument("--from-weights", help="start a new run from this policy net")
+    train.add_argument("--from-weights", help="start a new run from this net (with --kind judge, a "
+                                              "res policy net's trunk and move head start a judging net)")
     train.add_argument("--backend", default="auto", choices=("auto", "torch", "numpy"),
                        help="auto: torch when installed, else numpy")
     train.add_argument("--threads", type=int, default=None, help="torch threads (default: its own)")
@@ -108,6 +115,16 @@ def build_parser():
                           help="the accuracy by move number in stretches of MOVES (default 50)")
     evaluate.add_argument("--json", help="also write the result as JSON here")
 
+    judgement = commands.add_parser("judgement", help="a judging net's winners and scores of counted games")
+    judgement.add_argument("--weights", required=True, help="a judging net's weight file")
+    judgement.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
+    judgement.add_argument("--games", type=int, default=None, help="the first N counted games only")
+    judgement.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
+    judgement.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
+                           metavar="N", help="average the net over N of the board's 8 symmetries")
+    judgement.add_argument("--precision", default="fp32", choices=PRECISIONS, help="the net's products")
+    judgement.add_argument("--json", help="also write the result as JSON here")
+
     grow = commands.add_parser("grow", help="a deeper or wider net from a trained one")
     grow.add_argument("--weights", required=True, help="a conv policy weight file")
     grow.add_argument("--out", required=True, help="the grown net's weight file")
@@ -131,7 +148,8 @@ def _train(args, parser):
             run = PolicyRun.resume(args.resume)
             run.change(**given)
         else:
-            start, metadata = load_policy(args.from_weights) if args.from_weights else (None, {})
+            start, metadata = starting_net(args.from_weights, args.kind, args.head_channels,
+                                           args.value_hidden, args.seed) if args.from_weights else (None, {})
             if start is not None:   # the file's architecture and features, whatever the options said
                 given.update(net_settings(start))
             run = PolicyRun.create(args.run_dir, PolicySettings(**given), start,
@@ -179,6 +197,28 @@ def _eval(args, parser):
     for part in result["by_move_number"]:
         print(f"  moves {part['first']:>3}-{part['last']:<3}  top1 {part['top1']:.4f}  "
               f"top5 {part['top5']:.4f}  log_loss {part['log_loss']:.4f}  positions {part['positions']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _judgement(args, parser):
+    counts = ReadCounts()
+    try:
+        net, _ = load_judge(args.weights)
+        positions = list(judged_positions(args.sgf, args.size, args.games, counts))
+        table = judgement_table(play_forward(net, args.precision), positions, net.feature_set.name,
+                                args.symmetries)
+    except (ValueError, WeightFileError) as error:
+        parser.error(str(error))
+    if not table:
+        parser.error(f"no counted games in {' '.join(args.sgf)} ({counts.summary()})")
+    result = {"weights": Path(args.weights).name, "symmetries": args.symmetries,
+              "precision": args.precision, "skipped": dict(counts.skipped), "points": table}
+    for point, row in table.items():
+        print(f"{point:>9}: winner right by win rate {row['winner_by_win_rate']:.1%}, by score lead "
+              f"{row['winner_by_score']:.1%}; Brier {row['brier']:.3f}; score error "
+              f"{row['score_error']:.1f} points; {row['positions']} positions")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
@@ -264,7 +304,9 @@ def main(argv):
         except (ValueError, DataError) as error:
             parser.error(str(error))
         print(f"{args.out}: {manifest['games']} games, {manifest['positions']} positions, "
-              f"{sum(manifest['skipped'].values())} records skipped {manifest['skipped'] or ''}")
+              f"{sum(manifest['skipped'].values())} records skipped {manifest['skipped'] or ''}; "
+              f"the judging net's targets: a winner in {manifest['value_games']} games, a score in "
+              f"{manifest['scored_games']}, an ownership in {manifest['owned_games']}")
         return 0
     if args.command == "train":
         return _train(args, parser)
@@ -272,6 +314,8 @@ def main(argv):
         return _eval(args, parser)
     if args.command == "grow":
         return _grow(args, parser)
+    if args.command == "judgement":
+        return _judgement(args, parser)
     try:
         print(plot_runs(args.runs, args.out))
     except ValueError as error:

@@ -35,7 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.nets.judge import KIND as JUDGE, JudgeNet, judge_planes, load_judge
 from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax, tensor_shapes
+from engine.nets.weights import WeightFileError
+from engine.training.judging import HEADS, judgement_measures, make_judge_backend
 from engine.training.policybackends import make_backend
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
@@ -50,7 +53,8 @@ LOG = "log.jsonl"
 
 RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay")   # the schedule, where it ends, averaging
 STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
-DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES}
+DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES, JUDGE: STACK_RATES}
+TRAINABLE = KINDS + (JUDGE,)     # the policy nets, and the judging net (engine/nets/judge.py)
 
 
 def _schedule(text):
@@ -68,7 +72,9 @@ def _schedule(text):
 @dataclass
 class PolicySettings:
     """A training run's settings; the command line is generated from the metadata."""
-    kind: str = field(default="sn2008", metadata={"help": f"architecture: {', '.join(KINDS)}"})
+    kind: str = field(default="sn2008", metadata={"help": f"architecture: {', '.join(TRAINABLE)} "
+                                                          f"(judge: a res trunk with value, score and "
+                                                          f"ownership heads beside the move's)"})
     feature_set: str = field(default="", metadata={"help": "input features (default: sn2008 for "
                                                            "the sn2008 net, rich for conv)"})
     kernel: int = field(default=9, metadata={"help": "sn2008: input-to-hidden kernel (7 or 9 in the paper)"})
@@ -95,14 +101,19 @@ class PolicySettings:
                 "with a teacher's probabilities under a random board symmetry "
                 "(engine/training/policyteacher.py); '': the move played alone"})
     teacher_weight: float = field(default=0.5, metadata={"help": "the teachers' share of the targets"})
+    head_channels: int = field(default=32, metadata={"help": "judge: the value and ownership heads' maps"})
+    value_hidden: int = field(default=64, metadata={"help": "judge: the value and score heads' hidden units"})
+    value_weight: float = field(default=1.0, metadata={"help": "judge: the result's loss weight"})
+    score_weight: float = field(default=1.0, metadata={"help": "judge: the score's loss weight"})
+    ownership_weight: float = field(default=1.0, metadata={"help": "judge: the ownership's loss weight"})
     average_decay: float = field(default=0.0, metadata={
         "help": "keep an exponential moving average of the weights, this decay an update (0.999: "
                 "about the last 1,000 updates); evaluations, best.npz and average.npz take the "
                 "average; 0: none"})
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"kind {self.kind!r}: choose from {KINDS}")
+        if self.kind not in TRAINABLE:
+            raise ValueError(f"kind {self.kind!r}: choose from {TRAINABLE}")
         if not self.feature_set:
             self.feature_set = "sn2008" if self.kind == "sn2008" else "rich"
         if not self.learning_rate:
@@ -110,7 +121,8 @@ class PolicySettings:
         _schedule(self.learning_rate)
         if self.position_bias < 0:
             raise ValueError("position_bias must be 0 (none) or a map size")
-        for name in ("kernel", "hidden", "channels", "layers", "first_kernel", "batch_size", "steps"):
+        for name in ("kernel", "hidden", "channels", "layers", "first_kernel", "batch_size", "steps",
+                     "head_channels", "value_hidden"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         for name in ("kernel", "first_kernel"):
@@ -121,13 +133,27 @@ class PolicySettings:
             raise ValueError(f"teacher_weight {self.teacher_weight}: must be above 0 and at most 1")
         if not 0.0 <= self.average_decay < 1.0:
             raise ValueError(f"average_decay {self.average_decay}: must be at least 0 (none) and below 1")
+        for head in HEADS:
+            if getattr(self, f"{head}_weight") < 0:
+                raise ValueError(f"{head}_weight must be at least 0")
 
     def architecture(self):
         if self.kind == "sn2008":
             return {"kind": "sn2008", "hidden": self.hidden, "kernel": self.kernel, "boards": 5,
                     "position_bias": self.position_bias}
-        return {"kind": self.kind, "channels": self.channels, "layers": self.layers,
-                "first_kernel": self.first_kernel}
+        stack = {"kind": self.kind, "channels": self.channels, "layers": self.layers,
+                 "first_kernel": self.first_kernel}
+        if self.kind == JUDGE:
+            return dict(stack, head_channels=self.head_channels, value_hidden=self.value_hidden)
+        return stack
+
+    def new_net(self):
+        net_class = JudgeNet if self.kind == JUDGE else PolicyNet
+        return net_class(self.architecture(), self.feature_set, seed=self.seed)
+
+    def load_net(self, path):
+        """(net, metadata) of a weight file of this run's kind of net."""
+        return (load_judge if self.kind == JUDGE else load_policy)(path)
 
     def rate_at(self, step):
         rate = None
@@ -212,10 +238,13 @@ class Stop:
 class PolicyRun:
     """A run directory: its settings, its net and optimizer state, its log."""
 
-    def __init__(self, run_dir, settings, net, step=0, positions=0, best_top1=0.0, rng_state=None):
+    def __init__(self, run_dir, settings, net, step=0, positions=0, best_top1=0.0,
+                 best_value_loss=math.inf, rng_state=None):
         self.run_dir = Path(run_dir)
         self.settings, self.net = settings, net
+        self.judging = settings.kind == JUDGE
         self.step, self.positions, self.best_top1 = step, positions, best_top1
+        self.best_value_loss = best_value_loss
         self.rng = np.random.default_rng(settings.seed)
         if rng_state is not None:
             self.rng.bit_generator.state = rng_state
@@ -236,8 +265,7 @@ class PolicyRun:
             if differ:
                 raise ValueError(f"the settings do not describe the starting net, which has {differ}")
         run_dir.mkdir(parents=True, exist_ok=True)
-        net = start_net if start_net is not None else \
-            PolicyNet(settings.architecture(), settings.feature_set, seed=settings.seed)
+        net = start_net if start_net is not None else settings.new_net()
         _write_settings(run_dir, settings)
         return cls(run_dir, settings, net, positions=start_positions if start_net is not None else 0)
 
@@ -249,12 +277,11 @@ class PolicyRun:
         except (OSError, ValueError, TypeError) as error:
             raise ValueError(f"{run_dir}: cannot resume ({error})") from None
         if not (run_dir / WEIGHTS).exists():
-            return cls(run_dir, settings, PolicyNet(settings.architecture(), settings.feature_set,
-                                                    seed=settings.seed))
-        net, metadata = load_policy(run_dir / WEIGHTS)
+            return cls(run_dir, settings, settings.new_net())
+        net, metadata = settings.load_net(run_dir / WEIGHTS)
         trainer = metadata["trainer"]
         run = cls(run_dir, settings, net, trainer.get("step", 0), metadata["positions_trained"],
-                  trainer.get("best_top1", 0.0))
+                  trainer.get("best_top1", 0.0), trainer.get("best_value_loss", math.inf))
         state_path = run_dir / STATE
         if state_path.exists():
             with np.load(state_path, allow_pickle=False) as arrays:
@@ -283,8 +310,11 @@ class PolicyRun:
             log.write(json.dumps(record) + "\n")
 
     def _trainer_record(self, backend, averaged=False):
-        return {"step": self.step, "best_top1": self.best_top1, "backend": backend.name,
-                "settings": dataclasses.asdict(self.settings), "averaged": averaged}
+        record = {"step": self.step, "best_top1": self.best_top1, "backend": backend.name,
+                  "settings": dataclasses.asdict(self.settings), "averaged": averaged}
+        if self.judging and math.isfinite(self.best_value_loss):
+            record["best_value_loss"] = self.best_value_loss
+        return record
 
     def checkpoint(self, backend, size, games):
         net = backend.export()
@@ -305,7 +335,14 @@ class PolicyRun:
         dataset = PolicyDataset(data_dirs)
         held_out = PolicyDataset(eval_dirs) if eval_dirs else None
         eval_indices = evaluation_indices(held_out, eval_positions) if held_out else None
-        backend = make_backend(backend_name, self.net, self.settings, threads, precision, convolutions)
+        # the judging net's measures on training positions too, beside the held-out ones: a value
+        # head that memorises its games (AlphaGo's warning) shows as a gap between the two
+        train_indices = evaluation_indices(dataset, eval_positions) if held_out and self.judging else None
+        if self.judging and not dataset.has_targets:
+            raise ValueError("the judging net learns from data with result targets: prepare it "
+                             "again with `kosumi-train policy data`")
+        backend = (make_judge_backend if self.judging else make_backend)(
+            backend_name, self.net, self.settings, threads, precision, convolutions)
         if self.optimizer_state is not None:
             backend.load_state(self.optimizer_state)
         if self.settings.average_decay:
@@ -315,14 +352,22 @@ class PolicyRun:
             if self.settings.teacher else None
         draws = dataset.random_draws(self.settings.batch_size, self.rng, bool(self.settings.augment))
         window_loss = window_top1 = 0.0
-        window_steps, window_start = 0, time.monotonic()
+        window_steps, window_start, window_heads = 0, time.monotonic(), {}
         bar = _progress(progress, self.settings.steps, self.step)
         try:
             while self.step < self.settings.steps and not (stop and stop.requested):
                 indices, symmetry = next(draws)
                 planes, moves = dataset.batch(self.settings.feature_set, indices, symmetry)
                 targets = teachers.targets(dataset, indices, symmetry, moves, self.rng) if teachers else None
-                loss, top1 = backend.step(planes, moves, self.settings.rate_at(self.step), targets)
+                if self.judging:
+                    judged = dataset.judge_targets(indices, symmetry)
+                    loss, top1 = backend.step(judge_planes(planes, judged.komi), moves,
+                                              self.settings.rate_at(self.step), targets, judged)
+                    for head, value in backend.head_losses.items():
+                        total, count = window_heads.get(head, (0.0, 0))
+                        window_heads[head] = (total + value, count + 1)
+                else:
+                    loss, top1 = backend.step(planes, moves, self.settings.rate_at(self.step), targets)
                 if not math.isfinite(loss):
                     raise FloatingPointError(f"step {self.step}: the loss is {loss}; lower the "
                                              f"learning rate and resume")
@@ -339,11 +384,15 @@ class PolicyRun:
                     self._log({"type": "train", "step": self.step, "positions": self.positions,
                                "loss": window_loss / window_steps, "top1": window_top1 / window_steps,
                                "rate": self.settings.rate_at(self.step - 1),
-                               "positions_per_second": window_steps * self.settings.batch_size / elapsed})
+                               "positions_per_second": window_steps * self.settings.batch_size / elapsed,
+                               **{f"{head}_loss": total / count for head, (total, count) in window_heads.items()}})
                     window_loss = window_top1 = 0.0
-                    window_steps, window_start = 0, time.monotonic()
+                    window_steps, window_start, window_heads = 0, time.monotonic(), {}
                 if held_out is not None and self.step % eval_every == 0:
-                    self._evaluate(backend, held_out, eval_indices, dataset.size, games)
+                    if self.judging:
+                        self._evaluate_judgement(backend, held_out, eval_indices, dataset, train_indices, games)
+                    else:
+                        self._evaluate(backend, held_out, eval_indices, dataset.size, games)
                 if self.step % checkpoint_every == 0:
                     self.checkpoint(backend, dataset.size, games)
         finally:
@@ -368,6 +417,46 @@ class PolicyRun:
             save_policy(self.run_dir / BEST, backend.export(averaged), size, games, self.positions,
                         self._trainer_record(backend, averaged))
         return result
+
+
+    def _evaluate_judgement(self, backend, held_out, indices, dataset, train_indices, games):
+        """The judging net's measures (engine/training/judging.py) on the held-out positions and
+        on a sample of the training ones; best.npz keeps the lowest held-out value loss."""
+        averaged = backend.average is not None
+        judge_of = functools.partial(backend.judge, averaged=averaged)
+        result = judgement_measures(judge_of, held_out, self.settings.feature_set, indices)
+        seen = judgement_measures(judge_of, dataset, self.settings.feature_set, train_indices)
+        self._log({"type": "eval", "step": self.step, "positions": self.positions, **result,
+                   "held_out_positions": result["moves_positions"], "top5": None,
+                   "training_positions": {name: seen[name] for name in
+                                          ("top1", "log_loss", "value_loss", "winner_right",
+                                           "score_error", "ownership_loss", "owner_right")}})
+        value_loss = result["value_loss"]
+        if value_loss is not None and value_loss < self.best_value_loss:
+            self.best_value_loss = value_loss
+            self.best_top1 = max(self.best_top1, result["top1"])
+            save_policy(self.run_dir / BEST, backend.export(averaged), dataset.size, games,
+                        self.positions, self._trainer_record(backend, averaged))
+        return result
+
+
+def starting_net(path, kind=None, head_channels=None, value_hidden=None, seed=None):
+    """(net, metadata) of a weight file a new run starts from (--from-weights): its own net, or,
+    for a judging run (kind "judge") from a res policy net, a judging net whose trunk and move
+    head are that net's (JudgeNet.from_policy)."""
+    try:
+        net, metadata = load_policy(path)
+    except WeightFileError as policy_error:
+        try:
+            net, metadata = load_judge(path)
+        except WeightFileError:
+            raise policy_error from None
+    if kind == JUDGE and not isinstance(net, JudgeNet):
+        default = {spec.name: spec.default for spec in dataclasses.fields(PolicySettings)}
+        net = JudgeNet.from_policy(net, head_channels or default["head_channels"],
+                                   value_hidden or default["value_hidden"],
+                                   default["seed"] if seed is None else seed)
+    return net, metadata
 
 
 def _write_settings(run_dir, settings):

@@ -1,0 +1,183 @@
+"""Training the judging net (engine/training/judging.py): PyTorch's pass equals numpy's, each
+head's gradient against finite differences, and runs of `--kind judge` on tiny data."""
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from engine.nets.judge import SCORE_SCALE, JudgeNet, judge_planes, load_judge
+from engine.nets.policy import PolicyNet, save_policy
+from engine.training.policydata import PolicyDataset, prepare
+from engine.training.policytrain import PolicyRun, PolicySettings, starting_net
+from tests.unit.nets.test_judge_net import ARCHITECTURE, random_planes, trained_like
+from tests.unit.training.test_policy_training import game_sgf, needs_torch
+
+HEAD_NAMES = ("value", "score", "ownership")
+
+
+def judge_settings(**changes):
+    values = dict(kind="judge", channels=6, layers=3, first_kernel=5, head_channels=3, value_hidden=5,
+                  batch_size=16, learning_rate="0.02@0", steps=60, seed=3)
+    values.update(changes)
+    return PolicySettings(**values)
+
+
+def targets_of(batch, size, seed=0):
+    """Judging targets of a batch: some positions with each target, some without."""
+    rng = np.random.default_rng(seed)
+    return SimpleNamespace(
+        komi=rng.uniform(-7.5, 7.5, batch).astype(np.float32),
+        value=(rng.random(batch) < 0.5).astype(np.float32), value_known=rng.random(batch) < 0.8,
+        score=rng.normal(0, 15, batch).astype(np.float32), score_known=rng.random(batch) < 0.6,
+        ownership=rng.integers(-1, 2, (batch, size, size)).astype(np.float32),
+        ownership_known=rng.random(batch) < 0.6)
+
+
+@needs_torch
+@pytest.mark.parametrize("convolutions", ["direct", "winograd"])
+def test_torch_pass_equals_numpy(convolutions):
+    from engine.training.judging import JudgeBackend
+    net = trained_like()
+    backend = JudgeBackend(net, judge_settings(), threads=1, convolutions=convolutions)
+    planes = random_planes(3, 9)
+    torch_judged, numpy_judged = backend.judge(planes), net.forward(planes)
+    for name in ("policy", "win", "score", "ownership"):
+        assert np.allclose(getattr(torch_judged, name), getattr(numpy_judged, name), atol=2e-4), name
+    assert np.allclose(backend.logits(planes), numpy_judged.policy, atol=2e-4)
+
+
+@needs_torch
+@pytest.mark.parametrize("head", HEAD_NAMES)
+def test_each_heads_gradient_against_finite_differences(head):
+    import torch
+    from engine.training.judging import JudgeBackend
+    net = trained_like()
+    net.params = {name: value.astype(np.float64) for name, value in net.params.items()}
+    backend = JudgeBackend(net, judge_settings(), threads=1, convolutions="direct")
+    planes, judged = random_planes(4, 5).astype(np.float64), targets_of(4, 5)
+
+    def loss():
+        total, _ = backend._head_losses(backend._outputs(planes, backend.params), judged)[head]
+        return total
+
+    loss().backward()
+    rng = np.random.default_rng(1)
+    checked = 0
+    for name in ("conv0.w", "conv2.w", "value.conv.w", "value.conv.b", "ownership.w", "value.fc.w",
+                 "value.out.w", "value.out.b"):
+        param = backend.params[name]
+        for flat_index in rng.choice(param.numel(), size=min(3, param.numel()), replace=False):
+            index = np.unravel_index(flat_index, tuple(param.shape))
+            with torch.no_grad():
+                kept = float(param[index])
+                param[index] = kept + 1e-6
+                up = float(loss())
+                param[index] = kept - 1e-6
+                down = float(loss())
+                param[index] = kept
+            numeric = (up - down) / 2e-6
+            analytic = 0.0 if param.grad is None else float(param.grad[index])   # a head it does not reach
+            assert abs(numeric - analytic) <= 1e-5 + 1e-4 * abs(numeric), (name, index, numeric, analytic)
+            checked += abs(analytic) > 0
+    assert checked > 5
+
+
+@needs_torch
+def test_a_head_without_targets_adds_nothing():
+    from engine.training.judging import JudgeBackend
+    backend = JudgeBackend(trained_like(), judge_settings(), threads=1, convolutions="direct")
+    planes, judged = random_planes(3, 5), targets_of(3, 5)
+    judged.score_known[:] = False
+    losses = backend._head_losses(backend._outputs(planes, backend.params), judged)
+    assert float(losses["score"][0].detach()) == 0.0 and losses["score"][1] == 0
+    backend.step(planes, np.zeros(3, np.int64), 0.01, judged=judged)
+    assert set(backend.head_losses) == {"value", "ownership"}
+
+
+def test_the_score_scale_is_in_points():
+    net = JudgeNet(ARCHITECTURE, "rich")
+    net.params["value.out.b"][1] = 0.5
+    assert np.allclose(net.forward(random_planes(1, 9)).score, 0.5 * SCORE_SCALE)
+
+
+WON = ["ee", "aa", "ed", "ab", "ec", "ba", "ef", "ia", "eg", "ib"]  # Black takes the centre line
+
+
+def won_games(count, seed=0):
+    """9x9 games that Black wins by resignation: the same start, then a random move or two."""
+    rng = np.random.default_rng(seed)
+    games = []
+    for _ in range(count):
+        tail = [m for m in ("gg", "cc", "gc", "cg", "hh") if rng.random() < 0.4][:2]
+        games.append(game_sgf(WON + tail))
+    return games
+
+
+@pytest.fixture
+def won_data(tmp_path):
+    (tmp_path / "won.sgf").write_bytes(b"\n".join(won_games(12)))
+    prepare([tmp_path / "won.sgf"], tmp_path / "data", size=9)
+    return tmp_path / "data"
+
+
+@needs_torch
+@pytest.mark.slow
+def test_a_tiny_judge_run_learns_who_wins_a_won_position(won_data, tmp_path):
+    run = PolicyRun.create(tmp_path / "run", judge_settings(steps=80))
+    run.train([won_data], backend_name="torch", progress=False, threads=1, log_every=20)
+    net, metadata = load_judge(tmp_path / "run" / "weights.npz")
+    assert isinstance(net, JudgeNet) and metadata["positions_trained"] == 80 * 16
+    dataset = PolicyDataset([won_data])
+    late = np.arange(dataset.positions)[dataset.positions_before_end(np.arange(dataset.positions)) < 4]
+    planes, _ = dataset.batch("rich", late)
+    judged = net.forward(judge_planes(planes, dataset.judge_targets(late).komi))
+    _, _, own = dataset.gather(late, 0)
+    black_win = np.where(own == 1, judged.win, 1 - judged.win)
+    assert black_win.min() > 0.8, black_win
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert all("value_loss" in record for record in log if record["type"] == "train")
+    assert log[-1]["value_loss"] < log[0]["value_loss"]
+
+
+@needs_torch
+def test_a_judge_run_stops_resumes_and_evaluates_beside_its_training_positions(won_data, tmp_path):
+    run = PolicyRun.create(tmp_path / "run", judge_settings(steps=4))
+    run.train([won_data], [won_data], backend_name="torch", progress=False, threads=1, log_every=2,
+              eval_every=4, eval_positions=30)
+    resumed = PolicyRun.resume(tmp_path / "run")
+    assert resumed.step == 4 and isinstance(resumed.net, JudgeNet)
+    resumed.change(steps=6)
+    resumed.train([won_data], [won_data], backend_name="torch", progress=False, threads=1,
+                  log_every=2, eval_every=4, eval_positions=30)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    evaluation = next(record for record in log if record["type"] == "eval")
+    assert evaluation["value_positions"] == 30 and evaluation["training_positions"]["value_loss"] > 0
+    assert evaluation["score_positions"] == 0       # resigned games: no score, no ownership
+    best, metadata = load_judge(tmp_path / "run" / "best.npz")
+    assert metadata["trainer"]["best_value_loss"] == evaluation["value_loss"]
+    assert [record["step"] for record in log if record["type"] == "train"] == [2, 4, 6]
+
+
+@needs_torch
+def test_a_judge_run_starts_from_a_res_policy_net(won_data, tmp_path):
+    policy = PolicyNet({"kind": "res", "channels": 6, "layers": 3, "first_kernel": 5}, "rich", seed=4)
+    save_policy(tmp_path / "policy.npz", policy, 9, games_trained=5, positions_trained=500)
+    net, metadata = starting_net(tmp_path / "policy.npz", kind="judge", head_channels=3, value_hidden=5)
+    assert isinstance(net, JudgeNet) and metadata["positions_trained"] == 500
+    assert net.architecture["head_channels"] == 3
+    settings = judge_settings(channels=6, layers=3, first_kernel=5, steps=2)
+    run = PolicyRun.create(tmp_path / "run", settings, net, metadata["positions_trained"])
+    run.train([won_data], backend_name="torch", progress=False, threads=1)
+    assert load_judge(tmp_path / "run" / "weights.npz")[1]["positions_trained"] == 500 + 2 * 16
+    with pytest.raises(ValueError, match="do not describe the starting net"):
+        PolicyRun.create(tmp_path / "other", judge_settings(channels=8, steps=2), net)
+
+
+def test_the_judging_net_needs_data_with_targets_and_torch(tmp_path, monkeypatch):
+    import engine.training.judging as judging
+    monkeypatch.setattr(judging, "torch_available", lambda: False)
+    with pytest.raises(ValueError, match="PyTorch"):
+        judging.make_judge_backend("auto", JudgeNet(ARCHITECTURE, "rich"), judge_settings())
+    with pytest.raises(ValueError, match="PyTorch only"):
+        judging.make_judge_backend("numpy", JudgeNet(ARCHITECTURE, "rich"), judge_settings())
