@@ -29,7 +29,7 @@ POINTS = {"end-40": -40, "move-150": 150}   # a point's position: from the end i
 
 @dataclass
 class JudgedPosition:
-    point: str          # which of POINTS
+    point: str          # its point's name (POINTS)
     game: str
     record: np.ndarray  # (RECORD_PLANES, S*S) the position as the training data stores it
     to_move: int        # BLACK or WHITE
@@ -37,16 +37,16 @@ class JudgedPosition:
     margin: float       # Black's final margin, komi in
 
 
-def position_index(point, moves):
-    """The index of a point's position in a game of `moves` moves (after that many moves), or None
-    when the game is too short to have it."""
-    offset = POINTS[point]
+def position_index(offset, moves):
+    """The index of a point's position (offset: moves from the start, or from the end if
+    negative) in a game of `moves` moves, or None when the game is too short to have it."""
     index = moves + offset if offset < 0 else offset
     return index if 0 <= index < moves else None
 
 
-def judged_positions(paths, size=19, games=None, counts=None):
-    """The JudgedPositions of the first `games` counted games under paths (every point each has)."""
+def judged_positions(paths, size=19, games=None, counts=None, points=POINTS):
+    """The JudgedPositions of the first `games` counted games under paths, at every one of points
+    ({name: offset}, as POINTS) each game has."""
     counts = counts if counts is not None else ReadCounts()
     encoder, taken = PositionEncoder(), 0
     for _, record in iter_games(paths, counts, sizes={size}):
@@ -60,8 +60,8 @@ def judged_positions(paths, size=19, games=None, counts=None):
         if record.setup[BLACK] or record.setup[WHITE]:
             counts.skip("handicap")
             continue
-        wanted = {index: point for point in POINTS
-                  if (index := position_index(point, len(record.moves))) is not None}
+        wanted = {index: point for point, offset in points.items()
+                  if (index := position_index(offset, len(record.moves))) is not None}
         found, recent = [], []
         try:
             for index, (board, colour, loc) in enumerate(replay(record)):
@@ -81,13 +81,11 @@ def judged_positions(paths, size=19, games=None, counts=None):
 def judgement_table(judge_of, positions, feature_set_name="rich", symmetries=1, batch_size=64):
     """{point: {"positions", "winner_by_win_rate", "winner_by_score", "brier", "score_error"}} of a
     judging net's pass judge_of (planes -> Judgement) over JudgedPositions."""
-    by_point = {point: [] for point in POINTS}
+    by_point = {}
     for position in positions:
-        by_point[position.point].append(position)
+        by_point.setdefault(position.point, []).append(position)
     table = {}
     for point, chosen in by_point.items():
-        if not chosen:
-            continue
         black_win, black_lead = [], []
         for start in range(0, len(chosen), batch_size):
             part = chosen[start:start + batch_size]

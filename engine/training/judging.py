@@ -22,6 +22,8 @@ from engine.nets.policy import softmax
 from engine.training.policybackends import TorchBackend, torch_available
 
 HEADS = ("value", "score", "ownership")
+MEASURES = ("top1", "top5", "log_loss", "value_loss", "winner_right", "score_error",
+            "ownership_loss", "owner_right")
 
 
 class JudgeInputs:
@@ -127,13 +129,12 @@ def make_judge_backend(name, net, settings, threads=None, precision="fp32", conv
 
 def judgement_measures(judge_of, dataset, feature_set_name, indices, batch_size=256):
     """A judging net's measures on the dataset's positions at indices (no symmetry): the move's
-    top-1 and log-loss; the result's logistic loss and how often the side with the better chance
+    top-1, top-5 and log-loss; the result's logistic loss and how often the side with the better chance
     won; the score's mean absolute error in points; the ownership's logistic loss and the points
     whose owner's sign it names. Each over the positions that have that target.
     judge_of: judge_planes() -> Judgement."""
     inputs = JudgeInputs(dataset)
-    sums = dict.fromkeys(("top1", "log_loss", "value_loss", "winner_right", "score_error",
-                          "ownership_loss", "owner_right"), 0.0)
+    sums = dict.fromkeys(MEASURES, 0.0)
     counts = dict.fromkeys(("moves", "value", "score", "ownership", "owned_points"), 0)
     for start in range(0, len(indices), batch_size):
         chunk = indices[start:start + batch_size]
@@ -142,7 +143,9 @@ def judgement_measures(judge_of, dataset, feature_set_name, indices, batch_size=
         out = judge_of(planes)
         rows = np.arange(len(moves))
         probabilities = softmax(out.policy)
-        sums["top1"] += float((np.argmax(out.policy, axis=1) == moves).sum())
+        ranks = (out.policy > out.policy[rows, moves][:, None]).sum(axis=1)
+        sums["top1"] += float((ranks == 0).sum())
+        sums["top5"] += float((ranks < 5).sum())
         sums["log_loss"] -= float(np.log(np.maximum(probabilities[rows, moves], 1e-30)).sum())
         counts["moves"] += len(moves)
         win = np.clip(np.asarray(out.win, np.float64), 1e-7, 1 - 1e-7)
@@ -163,7 +166,7 @@ def judgement_measures(judge_of, dataset, feature_set_name, indices, batch_size=
         sums["owner_right"] += float(((owned > 0.5) == (truth > 0.5))[decided].sum())
         counts["ownership"] += len(owned)
         counts["owned_points"] += int(decided.sum())
-    per = {"top1": "moves", "log_loss": "moves", "value_loss": "value", "winner_right": "value",
+    per = {"top1": "moves", "top5": "moves", "log_loss": "moves", "value_loss": "value", "winner_right": "value",
            "score_error": "score", "ownership_loss": "ownership", "owner_right": "owned_points"}
     result = {name: sums[name] / counts[per[name]] if counts[per[name]] else None for name in sums}
     result.update({f"{name}_positions": counts[name] for name in ("moves", "value", "score", "ownership")})

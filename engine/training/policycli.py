@@ -264,9 +264,11 @@ def plot_runs(runs, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    figure, (loss_axis, accuracy_axis) = plt.subplots(1, 2, figsize=(11, 4))
-    for run in runs:
-        records = read_log(run)
+    logs = {run: read_log(run) for run in runs}
+    judging = any("value_loss" in record for records in logs.values() for record in records)
+    figure, axes = plt.subplots(1, 3 if judging else 2, figsize=(16.5 if judging else 11, 4))
+    loss_axis, accuracy_axis = axes[:2]
+    for run, records in logs.items():
         train = [r for r in records if r["type"] == "train"]
         held = [r for r in records if r["type"] == "eval"]
         label = Path(run).name
@@ -279,20 +281,36 @@ def plot_runs(runs, out):
         if held:
             accuracy_axis.plot([r["positions"] for r in held], [r["top1"] for r in held], "o-",
                                label=f"{label} held-out top-1")
-            accuracy_axis.plot([r["positions"] for r in held], [r["top5"] for r in held], "s--",
+            with_top5 = [r for r in held if r.get("top5") is not None]
+            accuracy_axis.plot([r["positions"] for r in with_top5], [r["top5"] for r in with_top5], "s--",
                                label=f"{label} held-out top-5")
         averaged = [r for r in held if "current" in r]
         if averaged:    # the run evaluates its weights' average; these are the newest weights
             accuracy_axis.plot([r["positions"] for r in averaged], [r["current"]["top1"] for r in averaged],
                                "x:", label=f"{label} held-out top-1, newest weights")
+        if judging:
+            _plot_value_losses(axes[2], label, train, held)
     loss_axis.set(xlabel="positions trained", ylabel="log-loss", title="loss")
     accuracy_axis.set(xlabel="positions trained", ylabel="accuracy", title="move prediction")
-    for axis in (loss_axis, accuracy_axis):
+    for axis in axes:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=7, loc="best")
     figure.tight_layout()
     figure.savefig(out, dpi=100)
     return out
+
+
+def _plot_value_losses(axis, label, train, held):
+    """The judging net's result loss: the training steps', the held-out positions' and, beside
+    them, the training positions' measured the same way (a gap between those two is memorising)."""
+    train = [r for r in train if "value_loss" in r]
+    held = [r for r in held if r.get("value_loss") is not None]
+    axis.plot([r["positions"] for r in train], [r["value_loss"] for r in train], label=f"{label} steps")
+    axis.plot([r["positions"] for r in held], [r["value_loss"] for r in held], "o-",
+              label=f"{label} held out")
+    axis.plot([r["positions"] for r in held], [r["training_positions"]["value_loss"] for r in held],
+              "s--", label=f"{label} training positions")
+    axis.set(xlabel="positions trained", ylabel="logistic loss", title="the result (judging net)")
 
 
 def main(argv):

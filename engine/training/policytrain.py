@@ -38,7 +38,7 @@ import numpy as np
 from engine.nets.judge import KIND as JUDGE, JudgeNet, judge_planes, load_judge
 from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax, tensor_shapes
 from engine.nets.weights import WeightFileError
-from engine.training.judging import HEADS, judgement_measures, make_judge_backend
+from engine.training.judging import HEADS, MEASURES, judgement_measures, make_judge_backend
 from engine.training.policybackends import make_backend
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
@@ -418,7 +418,6 @@ class PolicyRun:
                         self._trainer_record(backend, averaged))
         return result
 
-
     def _evaluate_judgement(self, backend, held_out, indices, dataset, train_indices, games):
         """The judging net's measures (engine/training/judging.py) on the held-out positions and
         on a sample of the training ones; best.npz keeps the lowest held-out value loss."""
@@ -427,14 +426,11 @@ class PolicyRun:
         result = judgement_measures(judge_of, held_out, self.settings.feature_set, indices)
         seen = judgement_measures(judge_of, dataset, self.settings.feature_set, train_indices)
         self._log({"type": "eval", "step": self.step, "positions": self.positions, **result,
-                   "held_out_positions": result["moves_positions"], "top5": None,
-                   "training_positions": {name: seen[name] for name in
-                                          ("top1", "log_loss", "value_loss", "winner_right",
-                                           "score_error", "ownership_loss", "owner_right")}})
+                   "held_out_positions": result["moves_positions"],
+                   "training_positions": {name: seen[name] for name in MEASURES}})
         value_loss = result["value_loss"]
         if value_loss is not None and value_loss < self.best_value_loss:
             self.best_value_loss = value_loss
-            self.best_top1 = max(self.best_top1, result["top1"])
             save_policy(self.run_dir / BEST, backend.export(averaged), dataset.size, games,
                         self.positions, self._trainer_record(backend, averaged))
         return result

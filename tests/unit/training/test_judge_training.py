@@ -1,6 +1,8 @@
 """Training the judging net (engine/training/judging.py): PyTorch's pass equals numpy's, each
 head's gradient against finite differences, and runs of `--kind judge` on tiny data."""
 import json
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -157,6 +159,9 @@ def test_a_judge_run_stops_resumes_and_evaluates_beside_its_training_positions(w
     best, metadata = load_judge(tmp_path / "run" / "best.npz")
     assert metadata["trainer"]["best_value_loss"] == evaluation["value_loss"]
     assert [record["step"] for record in log if record["type"] == "train"] == [2, 4, 6]
+    assert evaluation["top5"] >= evaluation["top1"]
+    from engine.training.policycli import plot_runs
+    assert Path(plot_runs([tmp_path / "run"], tmp_path / "curves.png")).stat().st_size > 0
 
 
 @needs_torch
@@ -181,3 +186,47 @@ def test_the_judging_net_needs_data_with_targets_and_torch(tmp_path, monkeypatch
         judging.make_judge_backend("auto", JudgeNet(ARCHITECTURE, "rich"), judge_settings())
     with pytest.raises(ValueError, match="PyTorch only"):
         judging.make_judge_backend("numpy", JudgeNet(ARCHITECTURE, "rich"), judge_settings())
+
+
+def test_the_judgement_of_counted_games_from_blacks_side(tmp_path):
+    from engine.nets.judge import Judgement
+    from engine.training.judgeeval import judged_positions, judgement_table
+    from tests.unit.training.test_agreedcounts import record
+    games = [record("W+16.5"), record("B+2.5"), record("B+R"), record("W+T"),
+             record("B+0.5", extra="HA[2]AB[aa][ab]")]
+    (tmp_path / "games.sgf").write_text("\n".join(games))
+    points = {"end-5": -5, "move-10": 10, "move-99": 99}
+    positions = list(judged_positions([tmp_path / "games.sgf"], size=9, points=points))
+    assert [(p.point, p.margin) for p in positions] == \
+        [("move-10", -16.5), ("end-5", -16.5), ("move-10", 2.5), ("end-5", 2.5)]
+    assert positions[0].to_move == 1 and positions[1].to_move == 2      # moves 11 and 19 (of 21)
+
+    def says(planes):
+        """The side to move wins with 0.8 and leads by 4 points: Black's view alternates."""
+        batch, size = len(planes), planes.shape[-1]
+        return Judgement(np.zeros((batch, size * size + 1)), np.full(batch, 0.8, np.float32),
+                         np.full(batch, 4.0, np.float32), np.zeros((batch, size, size), np.float32))
+
+    table = judgement_table(says, positions)
+    # move 10, Black to move in both: it says Black wins (0.8, +4); Black lost the first game
+    assert table["move-10"] == {"positions": 2, "winner_by_win_rate": 0.5, "winner_by_score": 0.5,
+                                "brier": pytest.approx((0.8 ** 2 + 0.2 ** 2) / 2),
+                                "score_error": pytest.approx((20.5 + 1.5) / 2)}
+    # end-5, White to move: it says White wins (Black 0.2, -4); White won the first game
+    assert table["end-5"]["winner_by_win_rate"] == 0.5 and table["end-5"]["score_error"] == \
+        pytest.approx((12.5 + 6.5) / 2)
+    assert "move-99" not in table
+
+
+def test_the_judgement_command_refuses_what_it_cannot_judge(tmp_path, capsys):
+    from engine.training.train import main as kosumi_train
+    from tests.unit.training.test_agreedcounts import record
+    (tmp_path / "short.sgf").write_text(record("W+16.5"))      # 21 moves: no move 150, no end-40
+    save_policy(tmp_path / "judge.npz", trained_like(), 9, 0, 0)
+    save_policy(tmp_path / "policy.npz", PolicyNet({"kind": "conv", "channels": 4, "layers": 2,
+                                                    "first_kernel": 3}, "rich"), 9, 0, 0)
+    for weights, message in (("judge.npz", "no counted games"), ("policy.npz", "policy.npz.*not a judge")):
+        with pytest.raises(SystemExit):
+            kosumi_train(["policy", "judgement", "--weights", str(tmp_path / weights), "--sgf",
+                          str(tmp_path / "short.sgf"), "--size", "9"])
+        assert re.search(message, capsys.readouterr().err)
