@@ -4,11 +4,13 @@ Reading order: `Evaluator` (the two calls every implementation provides), `Netwo
 (Blair's Internal Symmetry Network: `evaluate()`, `successor_values()` and `_position()`, the
 implicit recurrence over the game), `SoftSegEvaluator` (NeuroGo 3's soft-segmentation network,
 engine/nets/softseg.pyx: no recurrence, a position is evaluated alone), `UnitGraphEvaluator`
-(NeuroGo 1996's network over strings and empty points, engine/nets/unitnet.pyx), `SymmetricEvaluator`
-(another evaluator averaged over the board's symmetries), `UniformEvaluator` (a
-trivial area count for tests), and `load_evaluator()`, which builds the one a weight file's
-architecture names (each net evaluator says which architecture it plays with @evaluates; the
-architectures are engine/nets/architectures.py's).
+(NeuroGo 1996's network over strings and empty points, engine/nets/unitnet.pyx), `JudgeEvaluator`
+(the judging net, engine/nets/judge.py: a score lead, a chance to win and the owners in one
+pass), `SymmetricEvaluator` (another evaluator averaged over the board's symmetries),
+`UniformEvaluator` (a trivial area count for tests), and `load_evaluator()`, which builds the one
+a weight file's architecture names (each value net's evaluator says which architecture it plays
+with @evaluates; the architectures are engine/nets/architectures.py's; a judging net's file is
+the policy nets' kind, read by engine/nets/judge.py).
 
 Values are in points, komi included, for the side to move (`evaluate`) or for the player who made
 the move (`successor_values`). The network evaluator scores with Blair's parameters c (value of a
@@ -29,6 +31,7 @@ position (at worst position 0) and evaluate forward from there: the result never
 the evaluator happened to see before.
 """
 import copy
+import functools
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,11 +39,17 @@ from typing import Optional
 
 import numpy as np
 
-from engine.rules.board import BLACK, EMPTY, PASS, WHITE
+from engine.rules.board import BLACK, EMPTY, PASS, WHITE, opponent
+from engine.rules.coords import board_points
 from engine.rules.game import SYMMETRIES, symmetric_loc
+from engine.nets import judge
 from engine.nets import network as isn
 from engine.nets import softseg
 from engine.nets.architectures import ISN, SOFTSEG, UNITGRAPH, architecture_of
+from engine.nets.policy_features import features
+from engine.nets.policy_inputs import RECORD_PLANES, PositionEncoder
+from engine.nets.predictor import RECENT_MOVES, position_records
+from engine.nets.winograd import play_forward
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
 CHINESE_CAPTURE_VALUE = 0.0   # Blair's c and s for Chinese scoring (play)
@@ -48,6 +57,9 @@ CHINESE_STONE_VALUE = 1.0
 TRAINING_CAPTURE_VALUE = 0.4  # Blair's training score (section IV.B): c = s = 0.4
 TRAINING_STONE_VALUE = 0.4
 EVALUATORS = {}               # architecture name -> the evaluator of its nets (@evaluates)
+JUDGE_ALL_SUCCESSORS = 81     # board points up to which the judging net judges every successor
+JUDGE_CANDIDATES = 32         # ... and above, only its policy head's likeliest moves (and pass)
+UNJUDGED_MARGIN = 1.0         # points below the lowest judged successor for the moves not judged
 
 
 def evaluates(architecture):
@@ -68,7 +80,9 @@ class Evaluation:
     inputs: Optional[np.ndarray] = None   # the network's inputs (recurrence applied), for the
                                           # trainer: (num_locs,) for isn14, (num_locs, max_active)
                                           # for a multi-hot set (Network.forward's format); None
-                                          # for evaluators without a network
+                                          # for evaluators without a network, and the judging net's
+    win: Optional[float] = None           # the side to move's chance to win, for evaluators that
+                                          # have one (the judging net); None: only the value speaks
 
 
 class Evaluator(ABC):
@@ -372,14 +386,141 @@ class UnitGraphEvaluator(_RememberingNetEvaluator):
                           units)
 
 
+class JudgeEvaluator(Evaluator):
+    """The judging net (engine/nets/judge.py) behind the Evaluator interface: one pass judges a
+    position (its moves, the side to move's chance to win, its score lead and the final owner of
+    every point). A position is encoded as the policy nets' (engine/nets/predictor.py: the same
+    records, its RECENT_MOVES last moves), with the komi the side to move receives; the pass is
+    play_forward()'s (Winograd's, in `precision`).
+
+    evaluate(): the value is the net's score lead for the side to move (points, komi included),
+    `win` its chance to win, the ownership the net's in real colours (+1 Black), the outputs
+    (num_locs, 1) the side to move's ownership of each point; no inputs. Evaluations are
+    remembered in an LRU cache by (board, side to move, recent moves, komi).
+
+    successor_values(): the successors are judged in one batch. On a board of more than
+    JUDGE_ALL_SUCCESSORS points only `candidates` of them are (default JUDGE_CANDIDATES; 0: every
+    one): the legal moves the net's own policy head finds likeliest in the position, and pass.
+    Every other legal move gets the lowest judged value minus UNJUDGED_MARGIN points, so that it
+    never outranks a judged move (a player may still choose it: the Boltzmann draw gives it a
+    small chance, and the search's prior only starts it lower)."""
+
+    tells_directions_apart = True     # convolutions whose kernels are not symmetric
+    costly = True
+
+    def __init__(self, net, cache_size=DEFAULT_CACHE_SIZE, metadata=None, candidates=None,
+                 precision="fp32", forward=None):
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be at least 1, not {cache_size}")
+        if candidates is not None and candidates < 0:
+            raise ValueError(f"candidates must be 0 (every move) or more, not {candidates}")
+        self.net = net
+        self.forward = forward or play_forward(net, precision)
+        self.cache_size = int(cache_size)
+        self.candidates = candidates
+        self.metadata = metadata or {}
+        self.encoder = PositionEncoder()
+        self._cache = OrderedDict()
+        self.evaluations = 0      # positions judged (for tests and statistics)
+
+    @classmethod
+    def load(cls, path, **options):
+        """The evaluator of a judging net's weight file; WeightFileError naming the file."""
+        net, metadata = judge.load_judge(path)
+        return cls(net, metadata=metadata, **options)
+
+    def twin(self):
+        """Its own cache and encoder over the same forward pass (its transformed kernels)."""
+        return JudgeEvaluator(self.net, self.cache_size, self.metadata, self.candidates,
+                              forward=self.forward)
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def candidate_count(self, size):
+        """How many moves successor_values() judges on a board of `size` lines (0: all)."""
+        if self.candidates is not None:
+            return self.candidates
+        return 0 if size * size <= JUDGE_ALL_SUCCESSORS else JUDGE_CANDIDATES
+
+    def evaluate(self, state):
+        return self._judged(state)[0]
+
+    def successor_values(self, state):
+        moves = state.legal_moves()
+        judged = moves
+        limit = self.candidate_count(state.size)
+        if 0 < limit < len(moves):
+            logits = self._judged(state)[1][_point_index(moves, state.size)]
+            judged = [moves[i] for i in sorted(np.argsort(-logits, kind="stable")[:limit])]
+        values = -self._judge_successors(state, judged + [PASS]).score.astype(float)
+        if len(judged) == len(moves):
+            return moves + [PASS], values
+        result = np.full(len(moves) + 1, values.min() - UNJUDGED_MARGIN)
+        position = {move: i for i, move in enumerate(moves)}
+        result[[position[move] for move in judged]] = values[:-1]
+        result[-1] = values[-1]
+        return moves + [PASS], result
+
+    def _judged(self, state):
+        """(Evaluation, the policy head's logits (S*S + 1,)) of state, remembered."""
+        key = (state.size, state.board.hash, state.to_move, tuple(state.history[-RECENT_MOVES:]),
+               state.rules.komi)
+        known = self._cache.get(key)
+        if known is None:
+            colour = state.to_move
+            records = position_records(self.encoder, state, colour, self.net.feature_set.history)
+            judged = self._judge(records[None], colour, state.rules.komi)
+            ownership = np.zeros(state.board.num_locs)
+            ownership[_points(state.size)] = judged.ownership[0].ravel()
+            outputs = _read_only(ownership[:, None].copy())
+            real = ownership if colour == BLACK else -ownership
+            known = (Evaluation(float(judged.score[0]), _read_only(real), outputs, None,
+                                float(judged.win[0])), _read_only(judged.policy[0]))
+            self._cache[key] = known
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(key)
+        return known
+
+    def _judge_successors(self, state, moves):
+        """The Judgement of the positions after each of moves, in one batch."""
+        work, history = state.copy(), self.net.feature_set.history
+        records = np.zeros((len(moves), history + 1, RECORD_PLANES, state.size ** 2), np.uint8)
+        for i, move in enumerate(moves):
+            work.play(move)
+            position_records(self.encoder, work, work.to_move, history, out=records[i])
+            work.undo()
+        return self._judge(records, opponent(state.to_move), state.rules.komi)
+
+    def _judge(self, records, colour, komi):
+        """The Judgement of records (B, history + 1, RECORD_PLANES, S*S) with colour to move."""
+        count = len(records)
+        planes = features(self.net.feature_set.name, records, np.full(count, colour))
+        self.evaluations += count
+        return self.forward(judge.judge_planes(planes, np.full(count, _komi_for(colour, komi))))
+
+
+@functools.lru_cache(maxsize=None)
+def _points(size):
+    """The locs of a board's points, row by row: the judging net's grid read as locs."""
+    return np.array(board_points(size))
+
+
+def _point_index(moves, size):
+    """The row-by-row point index (as the policy head's) of each loc in moves."""
+    rows, cols = np.divmod(np.asarray(moves), size + 2)
+    return (rows - 1) * size + cols - 1
+
+
 class SymmetricEvaluator(Evaluator):
     """Another evaluator's values averaged over the first `count` of the board's eight symmetries
     (engine/rules/game.py: symmetric_point; 1 the evaluator alone, 8 all), each symmetry an
     evaluation of the whole game mirrored. For nets whose weights tell directions apart: the
     soft-segmentation net's receptive fields have a weight per field index, and on the empty 9x9
     board its four 3-3 points differ by 3.3 points. (Blair's ISN is symmetric by construction.)
-    Costs `count` evaluations. evaluate() averages values, ownership and outputs, and keeps the
-    unmirrored position's inputs."""
+    Costs `count` evaluations. evaluate() averages values, ownership, outputs and the chance to
+    win (where the inner evaluator has one), and keeps the unmirrored position's inputs."""
 
     def __init__(self, inner, count=SYMMETRIES):
         if not 1 <= count <= SYMMETRIES:
@@ -418,14 +559,18 @@ class SymmetricEvaluator(Evaluator):
     def evaluate(self, state):
         plain = self.inner.evaluate(state)
         value, ownership, outputs = plain.value, plain.ownership.copy(), plain.outputs.copy()
+        win = plain.win
         for symmetry in range(1, self.count):
             mirrored = self.inner.evaluate(state.transformed(symmetry))
             back = self._read_back(state.size, symmetry)
             value += mirrored.value
             ownership += mirrored.ownership[back]
             outputs += mirrored.outputs[back]
+            if win is not None:
+                win += mirrored.win
         return Evaluation(value / self.count, _read_only(ownership / self.count),
-                          _read_only(outputs / self.count), plain.inputs)
+                          _read_only(outputs / self.count), plain.inputs,
+                          None if win is None else win / self.count)
 
     def successor_values(self, state):
         moves, values = self.inner.successor_values(state)
@@ -489,10 +634,13 @@ def copy_network(network):
 
 def load_evaluator(path=None, **options):
     """The evaluator of a weight file (None: weights.DEFAULT_WEIGHTS): NetworkEvaluator for an
-    ISN, SoftSegEvaluator for a soft-segmentation net, UnitGraphEvaluator for a unit-graph net.
-    options go to it (NetworkEvaluator: capture_value, stone_value, cache_size; the others:
-    cache_size). Raises
-    weights.WeightFileError (a ValueError) naming the file and the problem."""
+    ISN, SoftSegEvaluator for a soft-segmentation net, UnitGraphEvaluator for a unit-graph net,
+    JudgeEvaluator for a judging net. options go to it (NetworkEvaluator: capture_value,
+    stone_value, cache_size; JudgeEvaluator: cache_size, candidates, precision; the others:
+    cache_size). Raises weights.WeightFileError (a ValueError) naming the file and the problem."""
     from engine.nets import weights
-    network, metadata = weights.load_weights(weights.DEFAULT_WEIGHTS if path is None else path)
+    path = weights.DEFAULT_WEIGHTS if path is None else path
+    if weights.architecture_name(path) == judge.ARCHITECTURE_NAME:
+        return JudgeEvaluator.load(path, **options)
+    network, metadata = weights.load_weights(path)
     return EVALUATORS[architecture_of(network).name](network, metadata=metadata, **options)

@@ -40,6 +40,24 @@ def _recent(history):
     return [loc for _, loc in reversed(history[-RECENT_MOVES:])]
 
 
+def position_records(encoder, state, colour, history, out=None):
+    """(history + 1, RECORD_PLANES, S*S) uint8 records of a game position with colour to move
+    (a PositionEncoder's, its RECENT_MOVES last moves most recent first, as the training data's)
+    and of the `history` positions before it (zeros before the game's start), into `out` when
+    given. The policy nets and the judging net (engine/nets/evaluator.py) read these."""
+    size = state.size
+    records = np.zeros((history + 1, RECORD_PLANES, size * size), np.uint8) if out is None else out
+    encoder.encode(state.board, colour, _recent(state.history), records[0])
+    if history and state.history:
+        work = state.copy()
+        for t in range(1, history + 1):
+            if not work.history:
+                break
+            work.undo()
+            encoder.encode(work.board, work.to_move, _recent(work.history), records[t])
+    return records
+
+
 class MovePredictor:
     """A policy net with its encoder, symmetry averaging and a small cache. Not thread-safe: each
     search thread takes a twin()."""
@@ -76,17 +94,7 @@ class MovePredictor:
 
     def records(self, state, colour):
         """(history + 1, RECORD_PLANES, S*S) records of the position and the ones before it."""
-        size, history = state.size, self.net.feature_set.history
-        records = np.zeros((history + 1, RECORD_PLANES, size * size), np.uint8)
-        self.encoder.encode(state.board, colour, _recent(state.history), records[0])
-        if history and state.history:
-            work = state.copy()
-            for t in range(1, history + 1):
-                if not work.history:
-                    break
-                work.undo()
-                self.encoder.encode(work.board, work.to_move, _recent(work.history), records[t])
-        return records
+        return position_records(self.encoder, state, colour, self.net.feature_set.history)
 
     def probabilities(self, state, colour=None):
         """(num_locs + 1,) probabilities of colour's moves (default: the side to move), indexed

@@ -184,6 +184,24 @@ def read_npz(path, error_type):
         raise error_type(path, problem) from None
 
 
+def architecture_name(path):
+    """The architecture name a weight file's metadata records (its `architecture` `name`: "isn",
+    "policy", "judge", ...), read without the parameters and without unpickling; None when the
+    file cannot tell (missing, damaged, not a weight file): the loader then says why."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(4) != ZIP_SIGNATURE:
+                return None
+        with np.load(path, allow_pickle=False) as archive:
+            metadata = json.loads(archive["metadata"].tobytes().decode("utf-8"))
+        name = metadata["architecture"]["name"]
+    except MemoryError:
+        raise
+    except Exception:   # whatever a damaged file raises, its loader reports by name
+        return None
+    return name if isinstance(name, str) else None
+
+
 def load_weights(path, feature_set=None):
     """(Network, metadata) from a weight file; WeightFileError for a missing, truncated, corrupt
     or mismatched file. feature_set: the input feature set the caller will feed the net; a file

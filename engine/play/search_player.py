@@ -10,10 +10,12 @@ Boltzmann selection probabilities).
 The prior. The evaluator's value of each successor, in points for the mover, becomes a win
 probability 1 / (1 + exp(-value / prior_scale)) given to the child as net_prior_visits games
 (Gelly & Silver's equivalent experience), and a Boltzmann probability exp(beta * value) shown as
-the move's `prior` in analysis. The evaluator is called once per expanded node, so its cost per
-simulation falls as prior_threshold (the visits a node needs before it asks) rises: by default 8
-for the ISN and 64 for the soft-segmentation net, whose calls cost about ten times as much
-(default_prior_threshold(): a simulation then costs 1.7 times the ISN's at 8).
+the move's `prior` in analysis. The node's own win rate is the evaluator's chance to win where it
+has one (Evaluation.win: the judging net's), else its value turned so. The evaluator is called
+once per expanded node, so its cost per simulation falls as prior_threshold (the visits a node
+needs before it asks) rises: by default 8 for the ISN and 64 for the soft-segmentation net, whose
+calls cost about ten times as much (default_prior_threshold(): a simulation then costs 1.7 times
+the ISN's at 8).
 
 Settings. The player reads its SearchSettings and PlayerSettings (engine/play/settings.py) at
 every search, so a value changed at run time counts from the next search on; a change that
@@ -342,7 +344,7 @@ class SearchPlayer:
             try:
                 if evaluator is not None:
                     moves, values = evaluator.successor_values(work)
-                    value = evaluator.evaluate(work).value
+                    evaluation = evaluator.evaluate(work)
                 policy = predictor.probabilities(work) if predictor is not None else None
             finally:
                 for _ in path:
@@ -356,7 +358,8 @@ class SearchPlayer:
                 win[index] = 1.0 / (1.0 + np.exp(-values / scale))
                 probability[index] = boltzmann(values, np.ones(len(values), dtype=bool),
                                                DEFAULT_PRIOR_BETA)
-                mover_win = 1.0 / (1.0 + math.exp(-value / scale))
+                mover_win = evaluation.win if evaluation.win is not None else \
+                    1.0 / (1.0 + math.exp(-evaluation.value / scale))
                 black_win = mover_win if colour == BLACK else 1.0 - mover_win
             if policy is None:
                 return win, probability, black_win
