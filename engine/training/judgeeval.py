@@ -10,7 +10,9 @@ Measures at each point, over the games long enough to have it, all from Black's 
 Only counted games enter (a numeric result, no handicap), so that every position has a true
 score; the positions are the records' as played.
 
-Reading order: judged_positions(), then judgement_table().
+Reading order: counted_positions() (the games and their points, shared with
+benchmarks/analysis_judgement.py, which asks an analysis engine instead), judged_positions(),
+then judgement_table() and judgement_row() (the measures, shared too).
 """
 from dataclasses import dataclass
 
@@ -44,11 +46,15 @@ def position_index(offset, moves):
     return index if 0 <= index < moves else None
 
 
-def judged_positions(paths, size=19, games=None, counts=None, points=POINTS):
-    """The JudgedPositions of the first `games` counted games under paths, at every one of points
-    ({name: offset}, as POINTS) each game has."""
+def counted_positions(paths, size=19, games=None, counts=None, points=POINTS, look=None):
+    """(point, record, index, margin, looked) at every one of points ({name: offset}, as POINTS)
+    each of the first `games` counted games under paths has: the game's GameRecord before its
+    move `index` (record.moves[:index] played, record.moves[index] to play), Black's final margin
+    (komi in), and what look(board, colour, recent) made of the position then (None without
+    look; recent: the locs played so far, oldest first; the board changes after the call). A game
+    enters whole or not at all: one that does not replay legally is skipped and not taken."""
     counts = counts if counts is not None else ReadCounts()
-    encoder, taken = PositionEncoder(), 0
+    taken = 0
     for _, record in iter_games(paths, counts, sizes={size}):
         if games is not None and taken >= games:
             break
@@ -66,16 +72,30 @@ def judged_positions(paths, size=19, games=None, counts=None, points=POINTS):
         try:
             for index, (board, colour, loc) in enumerate(replay(record)):
                 if index in wanted:
-                    planes = new_record(size)
-                    encoder.encode(board, colour, recent[::-1][:RECENT], planes)
-                    found.append(JudgedPosition(wanted[index], record.name, planes, colour,
-                                                record.komi, margin))
+                    looked = None if look is None else look(board, colour, recent)
+                    found.append((wanted[index], record, index, margin, looked))
                 recent.append(loc)
         except ValueError:
             counts.skip("illegal move or setup")
             continue
         taken += 1
         yield from found
+
+
+def judged_positions(paths, size=19, games=None, counts=None, points=POINTS):
+    """The JudgedPositions of the first `games` counted games under paths, at every one of points
+    ({name: offset}, as POINTS) each game has."""
+    encoder = PositionEncoder()
+
+    def encode(board, colour, recent):
+        planes = new_record(size)
+        encoder.encode(board, colour, recent[::-1][:RECENT], planes)
+        return planes
+
+    for point, record, index, margin, planes in counted_positions(paths, size, games, counts,
+                                                                  points, encode):
+        yield JudgedPosition(point, record.name, planes, record.moves[index][0], record.komi,
+                             margin)
 
 
 def judgement_table(judge_of, positions, feature_set_name="rich", symmetries=1, batch_size=64):
@@ -98,14 +118,22 @@ def judgement_table(judge_of, positions, feature_set_name="rich", symmetries=1, 
             black_win.append(np.where(black, judged.win, 1.0 - judged.win))
             black_lead.append(np.where(black, judged.score, -judged.score))
         black_win, black_lead = np.concatenate(black_win), np.concatenate(black_lead)
-        margin = np.array([p.margin for p in chosen])
-        black_won = margin > 0
-        decided = margin != 0                    # a draw has no winner to name
-        table[point] = {
-            "positions": len(chosen),
-            "winner_by_win_rate": float(((black_win > 0.5) == black_won)[decided].mean()),
-            "winner_by_score": float((np.sign(black_lead) == np.sign(margin))[decided].mean()),
-            "brier": float(((black_win - black_won) ** 2)[decided].mean()),
-            "score_error": float(np.abs(black_lead - margin).mean()),
-        }
+        table[point] = judgement_row(black_win, black_lead, [p.margin for p in chosen])
     return table
+
+
+def judgement_row(black_win, black_lead, margin):
+    """{"positions", "winner_by_win_rate", "winner_by_score", "brier", "score_error"} of one
+    point from its positions' Black win chances, Black leads and Black's final margins (komi in);
+    a drawn game enters the score error only."""
+    black_win, black_lead = np.asarray(black_win, float), np.asarray(black_lead, float)
+    margin = np.asarray(margin, float)
+    black_won = margin > 0
+    decided = margin != 0                    # a draw has no winner to name
+    return {
+        "positions": len(margin),
+        "winner_by_win_rate": float(((black_win > 0.5) == black_won)[decided].mean()),
+        "winner_by_score": float((np.sign(black_lead) == np.sign(margin))[decided].mean()),
+        "brier": float(((black_win - black_won) ** 2)[decided].mean()),
+        "score_error": float(np.abs(black_lead - margin).mean()),
+    }

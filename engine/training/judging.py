@@ -45,6 +45,12 @@ class JudgeBackend(TorchBackend):
         super().__init__(net, settings, threads, precision, convolutions)
         self.weights = {head: getattr(settings, f"{head}_weight") for head in HEADS}
         self.head_losses = {}
+        # the heads beside the move's in a group of their own, at head_rate_scale times the rate
+        heads = [param for name, param in self.params.items() if name.split(".")[0] in HEADS]
+        trunk = [param for name, param in self.params.items() if name.split(".")[0] not in HEADS]
+        self.optimizer = self.torch.optim.SGD(
+            [{"params": trunk, "scale": 1.0}, {"params": heads, "scale": settings.head_rate_scale}],
+            lr=0.1, momentum=settings.momentum, weight_decay=settings.weight_decay)
 
     def _outputs(self, planes, p):
         """(policy logits, win logit, score / SCORE_SCALE, ownership logit (B, S, S))."""
@@ -86,7 +92,7 @@ class JudgeBackend(TorchBackend):
         backends', and each head's mean loss over its targets in head_losses."""
         torch = self.torch
         for group in self.optimizer.param_groups:
-            group["lr"] = rate
+            group["lr"] = rate * group["scale"]
         with self.passes():
             if self.precision == "bf16":
                 with torch.autocast("cpu", dtype=torch.bfloat16):

@@ -51,7 +51,8 @@ STATE = "state.npz"
 LOG = "log.jsonl"
 
 
-RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay")   # the schedule, where it ends, averaging
+# the schedule, where it ends, averaging, the judging net's heads' share of the rate
+RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay", "head_rate_scale")
 STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
 DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES, JUDGE: STACK_RATES}
 TRAINABLE = KINDS + (JUDGE,)     # the policy nets, and the judging net (engine/nets/judge.py)
@@ -106,6 +107,9 @@ class PolicySettings:
     value_weight: float = field(default=1.0, metadata={"help": "judge: the result's loss weight"})
     score_weight: float = field(default=1.0, metadata={"help": "judge: the score's loss weight"})
     ownership_weight: float = field(default=1.0, metadata={"help": "judge: the ownership's loss weight"})
+    head_rate_scale: float = field(default=1.0, metadata={
+        "help": "judge: the value, score and ownership heads learn at this times the schedule's "
+                "rate (heads that start at zero on a trained trunk learn faster at a higher one)"})
     average_decay: float = field(default=0.0, metadata={
         "help": "keep an exponential moving average of the weights, this decay an update (0.999: "
                 "about the last 1,000 updates); evaluations, best.npz and average.npz take the "
@@ -136,6 +140,8 @@ class PolicySettings:
         for head in HEADS:
             if getattr(self, f"{head}_weight") < 0:
                 raise ValueError(f"{head}_weight must be at least 0")
+        if self.head_rate_scale <= 0:
+            raise ValueError(f"head_rate_scale {self.head_rate_scale}: must be above 0")
 
     def architecture(self):
         if self.kind == "sn2008":

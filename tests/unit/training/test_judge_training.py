@@ -230,3 +230,24 @@ def test_the_judgement_command_refuses_what_it_cannot_judge(tmp_path, capsys):
             kosumi_train(["policy", "judgement", "--weights", str(tmp_path / weights), "--sgf",
                           str(tmp_path / "short.sgf"), "--size", "9"])
         assert re.search(message, capsys.readouterr().err)
+
+
+@needs_torch
+def test_the_heads_learn_at_their_share_of_the_rate():
+    from engine.training.judging import JudgeBackend
+    planes, judged = random_planes(4, 5), targets_of(4, 5)
+    moves = np.arange(4, dtype=np.int64)
+    changes = []
+    for scale in (1.0, 10.0):
+        net = trained_like()
+        backend = JudgeBackend(net, judge_settings(head_rate_scale=scale), threads=1, convolutions="direct")
+        before = {name: value.copy() for name, value in net.params.items()}
+        backend.step(planes, moves, 0.01, judged=judged)
+        after = backend.export().params
+        changes.append({name: after[name] - before[name] for name in ("conv1.w", "value.fc.w", "ownership.w")})
+    assert np.allclose(changes[1]["conv1.w"], changes[0]["conv1.w"], atol=1e-7)
+    for name in ("value.fc.w", "ownership.w"):
+        assert np.abs(changes[0][name]).max() > 0
+        assert np.allclose(changes[1][name], 10.0 * changes[0][name], rtol=1e-3, atol=1e-8)
+    with pytest.raises(ValueError, match="head_rate_scale"):
+        judge_settings(head_rate_scale=0)
