@@ -38,19 +38,31 @@ class JudgeInputs:
 
 
 class JudgeBackend(TorchBackend):
-    """TorchBackend's SGD, weights' average and state, over the judging net's heads."""
+    """TorchBackend's SGD, weights' average and state, over the judging net's heads.
+
+    The heads beside the move's (value, score, ownership) learn at head_rate_scale times the
+    schedule's rate, by the trunk's SGD or (head_optimizer "adam") by Adam: heads that start at
+    zero on a trained trunk, without normalisation, learn slowly by SGD (the notebook,
+    docs/notebook/judge.md: on frozen features Adam's value head reached a held-out loss SGD's
+    did not)."""
     name = "torch"
 
     def __init__(self, net, settings, threads=None, precision="fp32", convolutions="auto"):
         super().__init__(net, settings, threads, precision, convolutions)
         self.weights = {head: getattr(settings, f"{head}_weight") for head in HEADS}
         self.head_losses = {}
-        # the heads beside the move's in a group of their own, at head_rate_scale times the rate
-        heads = [param for name, param in self.params.items() if name.split(".")[0] in HEADS]
-        trunk = [param for name, param in self.params.items() if name.split(".")[0] not in HEADS]
-        self.optimizer = self.torch.optim.SGD(
-            [{"params": trunk, "scale": 1.0}, {"params": heads, "scale": settings.head_rate_scale}],
-            lr=0.1, momentum=settings.momentum, weight_decay=settings.weight_decay)
+        self.head_names = [name for name in self.params if name.split(".")[0] in HEADS]
+        heads = [self.params[name] for name in self.head_names]
+        trunk = [param for name, param in self.params.items() if name not in self.head_names]
+        groups = [{"params": trunk, "scale": 1.0}]
+        self.head_optimizer = None
+        if settings.head_optimizer == "adam":
+            self.head_optimizer = self.torch.optim.Adam(heads, lr=0.001)
+        else:
+            groups.append({"params": heads, "scale": settings.head_rate_scale})
+        self.optimizer = self.torch.optim.SGD(groups, lr=0.1, momentum=settings.momentum,
+                                              weight_decay=settings.weight_decay)
+        self.head_scale = settings.head_rate_scale
 
     def _outputs(self, planes, p):
         """(policy logits, win logit, score / SCORE_SCALE, ownership logit (B, S, S))."""
@@ -93,6 +105,11 @@ class JudgeBackend(TorchBackend):
         torch = self.torch
         for group in self.optimizer.param_groups:
             group["lr"] = rate * group["scale"]
+        optimizers = [self.optimizer]
+        if self.head_optimizer is not None:
+            for group in self.head_optimizer.param_groups:
+                group["lr"] = rate * self.head_scale
+            optimizers.append(self.head_optimizer)
         with self.passes():
             if self.precision == "bf16":
                 with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -107,13 +124,34 @@ class JudgeBackend(TorchBackend):
             heads = self._head_losses(outputs, judged)
             for head, (total, _) in heads.items():
                 objective = objective + self.weights[head] * total / len(moves)
-            self.optimizer.zero_grad()
+            for optimizer in optimizers:
+                optimizer.zero_grad()
             objective.backward()
-            self.optimizer.step()
+            for optimizer in optimizers:
+                optimizer.step()
         self.head_losses = {head: float(total.detach()) / count
                             for head, (total, count) in heads.items() if count}
         top1 = float((logits.argmax(dim=1) == played).float().mean())
         return float(loss.detach()), top1
+
+    def state(self):
+        state = super().state()
+        if self.head_optimizer is not None:
+            for name in self.head_names:
+                for key, value in self.head_optimizer.state.get(self.params[name], {}).items():
+                    state[f"adam/{name}/{key}"] = value.numpy().copy()
+        return state
+
+    def load_state(self, arrays):
+        super().load_state(arrays)
+        if self.head_optimizer is None:
+            return
+        for name in self.head_names:
+            kept = {key.rsplit("/", 1)[1]: arrays[key] for key in arrays
+                    if key.startswith(f"adam/{name}/")}
+            if kept:
+                self.head_optimizer.state[self.params[name]] = {
+                    key: self.torch.from_numpy(value.copy()) for key, value in kept.items()}
 
     def judge(self, planes, averaged=False):
         """The Judgement of judge_planes() by the weights (or their average)."""

@@ -52,10 +52,11 @@ LOG = "log.jsonl"
 
 
 # the schedule, where it ends, averaging, the judging net's heads' share of the rate
-RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay", "head_rate_scale")
+RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay", "head_rate_scale", "head_optimizer")
 STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
 DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES, JUDGE: STACK_RATES}
 TRAINABLE = KINDS + (JUDGE,)     # the policy nets, and the judging net (engine/nets/judge.py)
+HEAD_OPTIMIZERS = ("sgd", "adam")
 
 
 def _schedule(text):
@@ -110,6 +111,9 @@ class PolicySettings:
     head_rate_scale: float = field(default=1.0, metadata={
         "help": "judge: the value, score and ownership heads learn at this times the schedule's "
                 "rate (heads that start at zero on a trained trunk learn faster at a higher one)"})
+    head_optimizer: str = field(default="sgd", metadata={
+        "help": "judge: the heads' optimizer: sgd (the trunk's) or adam (at head_rate_scale "
+                "times the rate: 0.5 for Adam's usual 0.001 at a rate of 0.002)"})
     average_decay: float = field(default=0.0, metadata={
         "help": "keep an exponential moving average of the weights, this decay an update (0.999: "
                 "about the last 1,000 updates); evaluations, best.npz and average.npz take the "
@@ -142,6 +146,8 @@ class PolicySettings:
                 raise ValueError(f"{head}_weight must be at least 0")
         if self.head_rate_scale <= 0:
             raise ValueError(f"head_rate_scale {self.head_rate_scale}: must be above 0")
+        if self.head_optimizer not in HEAD_OPTIMIZERS:
+            raise ValueError(f"head_optimizer {self.head_optimizer!r}: choose from {HEAD_OPTIMIZERS}")
 
     def architecture(self):
         if self.kind == "sn2008":

@@ -251,3 +251,23 @@ def test_the_heads_learn_at_their_share_of_the_rate():
         assert np.allclose(changes[1][name], 10.0 * changes[0][name], rtol=1e-3, atol=1e-8)
     with pytest.raises(ValueError, match="head_rate_scale"):
         judge_settings(head_rate_scale=0)
+
+
+@needs_torch
+def test_a_run_whose_heads_learn_by_adam_resumes_exactly(won_data, tmp_path):
+    settings = judge_settings(steps=4, head_optimizer="adam", head_rate_scale=0.05)
+    straight = PolicyRun.create(tmp_path / "straight", settings)
+    straight.train([won_data], backend_name="torch", progress=False, threads=1)
+    stopped = PolicyRun.create(tmp_path / "stopped", judge_settings(steps=2, head_optimizer="adam",
+                                                                    head_rate_scale=0.05))
+    stopped.train([won_data], backend_name="torch", progress=False, threads=1)
+    with np.load(tmp_path / "stopped" / "state.npz") as state:
+        assert any(key.startswith("adam/value.fc.w/") for key in state.files)
+    resumed = PolicyRun.resume(tmp_path / "stopped")
+    resumed.change(steps=4)
+    resumed.train([won_data], backend_name="torch", progress=False, threads=1)
+    one, other = load_judge(tmp_path / "straight" / "weights.npz")[0], load_judge(tmp_path / "stopped" / "weights.npz")[0]
+    for name in ("conv0.w", "value.fc.w", "value.out.w", "ownership.w"):
+        np.testing.assert_allclose(one.params[name], other.params[name], rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="head_optimizer"):
+        judge_settings(head_optimizer="rmsprop")
