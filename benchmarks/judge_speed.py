@@ -4,11 +4,10 @@ forward pass at play), one core.
     python benchmarks/judge_speed.py [--weights JUDGE.npz] [--sizes 19 9] [--repeats 200]
                                      [--precisions fp32 bf16] [--symmetries 1 2]
 
-Target (docs: the judging issue): <= 5 ms a 19x19 position, <= 1.5 ms a 9x9 one. Without
---weights, a judging net grown from the shipped policy net (weights/policy_19x19.npz: its trunk,
-new heads) stands in: the heads' sizes, not their weights, decide the time. Positions are those
-of a replayed game (random legal moves, from the 21st); the median of
---repeats. One BLAS thread (set here before numpy loads).
+Target: <= 5 ms a 19x19 position, <= 1.5 ms a 9x9 one. Without --weights, a judging net grown
+from the shipped policy net (weights/policy_19x19.npz: its trunk, new heads) stands in: the heads'
+sizes, not their weights, decide the time. Positions are policy_speed.py's (random legal moves,
+from the 21st); the median of --repeats. One BLAS thread (set here before numpy loads).
 """
 import os
 
@@ -26,27 +25,14 @@ from engine.nets.policy_features import features  # noqa: E402
 from engine.nets.policy_inputs import PositionEncoder, new_record  # noqa: E402
 from engine.nets.weights import shipped_weights_path  # noqa: E402
 from engine.nets.winograd import PRECISIONS, play_forward  # noqa: E402
-from engine.rules.game import GameState, Rules  # noqa: E402
-
-
-def positions(size, count, seed=1):
-    """(board, colour to move) along random games, from their 21st move (as policy_speed.py's)."""
-    rng, game, out = np.random.default_rng(seed), GameState(size, Rules()), []
-    while len(out) < count:
-        legal = game.legal_moves()
-        if not legal or len(game.history) > size * size // 2:
-            game = GameState(size, Rules())
-            continue
-        game.play(legal[int(rng.integers(len(legal)))])
-        if len(game.history) > 20:
-            out.append((game.board.copy(), game.to_move))
-    return out
+from policy_speed import positions  # noqa: E402  (this folder: the same random games)
 
 
 def judge_time(net, size, repeats, precision, symmetries):
     forward, encoder = play_forward(net, precision), PositionEncoder()
     times = []
-    for board, colour in positions(size, repeats):
+    for state in positions(size, repeats):
+        board, colour = state.board, state.to_move
         start = time.perf_counter()
         record = new_record(size)
         encoder.encode(board, colour, [], record)

@@ -66,6 +66,20 @@ def _add_settings(parser):
                            help=f"{spec.metadata['help']} (default: {spec.default!r})")
 
 
+def _add_measure_options(parser, weights, games):
+    """The options of a net's measure over game records (eval, judgement)."""
+    parser.add_argument("--weights", required=True, help=weights)
+    parser.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
+    parser.add_argument("--games", type=int, default=None, help=games)
+    parser.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
+    parser.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
+                        metavar="N", help="average the net over N of the board's 8 symmetries, "
+                        "as --policy-symmetries does in play (default 1)")
+    parser.add_argument("--precision", default="fp32", choices=PRECISIONS,
+                        help="the net's products, as --policy-precision in play (default fp32)")
+    parser.add_argument("--json", help="also write the result as JSON here")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="kosumi-train policy", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,28 +116,12 @@ def build_parser():
     _add_settings(train)
 
     evaluate = commands.add_parser("eval", help="accuracy over game records")
-    evaluate.add_argument("--weights", required=True, help="a policy weight file")
-    evaluate.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
-    evaluate.add_argument("--games", type=int, default=None, help="the first N games only")
-    evaluate.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
-    evaluate.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
-                          metavar="N", help="average the net over N of the board's 8 symmetries, "
-                          "as --policy-symmetries does in play (default 1)")
-    evaluate.add_argument("--precision", default="fp32", choices=PRECISIONS,
-                          help="the net's products, as --policy-precision in play (default fp32)")
+    _add_measure_options(evaluate, "a policy weight file", "the first N games only")
     evaluate.add_argument("--stretch", type=int, default=50, metavar="MOVES",
                           help="the accuracy by move number in stretches of MOVES (default 50)")
-    evaluate.add_argument("--json", help="also write the result as JSON here")
 
     judgement = commands.add_parser("judgement", help="a judging net's winners and scores of counted games")
-    judgement.add_argument("--weights", required=True, help="a judging net's weight file")
-    judgement.add_argument("--sgf", nargs="+", required=True, help="SGF files, directories, archives")
-    judgement.add_argument("--games", type=int, default=None, help="the first N counted games only")
-    judgement.add_argument("--size", type=int, default=19, help="board size of the games (default 19)")
-    judgement.add_argument("--symmetries", type=int, default=1, choices=range(1, SYMMETRIES + 1),
-                           metavar="N", help="average the net over N of the board's 8 symmetries")
-    judgement.add_argument("--precision", default="fp32", choices=PRECISIONS, help="the net's products")
-    judgement.add_argument("--json", help="also write the result as JSON here")
+    _add_measure_options(judgement, "a judging net's weight file", "the first N counted games only")
 
     grow = commands.add_parser("grow", help="a deeper or wider net from a trained one")
     grow.add_argument("--weights", required=True, help="a conv policy weight file")
