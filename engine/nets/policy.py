@@ -324,6 +324,15 @@ def softmax(logits, legal=None):
     return exp / exp.sum(axis=-1, keepdims=True)
 
 
+def played_ranks(logits, moves):
+    """(ranks, log-probabilities) of the moves played among logits (B, moves): rank 0 is the
+    net's top move."""
+    logits = np.asarray(logits, np.float64)
+    rows = np.arange(len(moves))
+    log_probabilities = np.log(np.maximum(softmax(logits)[rows, moves], 1e-30))
+    return (logits > logits[rows, moves][:, None]).sum(axis=1), log_probabilities
+
+
 def save_policy(path, net, board_size, games_trained, positions_trained, trainer=None, created=None):
     """Writes net to path atomically (a temporary file renamed over it)."""
     params = net.flat_params()

@@ -18,7 +18,7 @@ Reading order: JudgeBackend.step(), then judgement_measures().
 import numpy as np
 
 from engine.nets.judge import SCORE_SCALE, Judgement, judge_planes
-from engine.nets.policy import softmax
+from engine.nets.policy import played_ranks
 from engine.training.policybackends import TorchBackend, torch_available
 
 HEADS = ("value", "score", "ownership")
@@ -100,39 +100,24 @@ class JudgeBackend(TorchBackend):
                 for head in HEADS}
 
     def step(self, planes, moves, rate, targets=None, judged=None):
-        """One update on the four heads' weighted losses; (the move's loss, top-1) as the policy
-        backends', and each head's mean loss over its targets in head_losses."""
-        torch = self.torch
+        """TorchBackend's step on the four heads' weighted losses: (the move's loss, top-1), and
+        each head's mean loss over its targets in head_losses."""
+        return super().step(planes, moves, rate, targets, judged=judged)
+
+    def _optimizers_at(self, rate):
         for group in self.optimizer.param_groups:
             group["lr"] = rate * group["scale"]
-        optimizers = [self.optimizer]
-        if self.head_optimizer is not None:
-            for group in self.head_optimizer.param_groups:
-                group["lr"] = rate * self.head_scale
-            optimizers.append(self.head_optimizer)
-        with self.passes():
-            if self.precision == "bf16":
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    outputs = self._outputs(planes, self.params)
-            else:
-                outputs = self._outputs(planes, self.params)
-            logits = outputs[0].float()
-            played = torch.from_numpy(moves)
-            loss = torch.nn.functional.cross_entropy(logits, played)
-            objective = loss if targets is None else \
-                torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
-            heads = self._head_losses(outputs, judged)
-            for head, (total, _) in heads.items():
-                objective = objective + self.weights[head] * total / len(moves)
-            for optimizer in optimizers:
-                optimizer.zero_grad()
-            objective.backward()
-            for optimizer in optimizers:
-                optimizer.step()
+        if self.head_optimizer is None:
+            return [self.optimizer]
+        for group in self.head_optimizer.param_groups:
+            group["lr"] = rate * self.head_scale
+        return [self.optimizer, self.head_optimizer]
+
+    def _extra_objective(self, outputs, batch, judged):
+        heads = self._head_losses(outputs, judged)
         self.head_losses = {head: float(total.detach()) / count
                             for head, (total, count) in heads.items() if count}
-        top1 = float((logits.argmax(dim=1) == played).float().mean())
-        return float(loss.detach()), top1
+        return sum(self.weights[head] * total / batch for head, (total, _) in heads.items())
 
     def state(self):
         state = super().state()
@@ -185,12 +170,10 @@ def judgement_measures(judge_of, dataset, feature_set_name, indices, batch_size=
         planes, moves = inputs.batch(feature_set_name, chunk)
         judged = dataset.judge_targets(chunk)
         out = judge_of(planes)
-        rows = np.arange(len(moves))
-        probabilities = softmax(out.policy)
-        ranks = (out.policy > out.policy[rows, moves][:, None]).sum(axis=1)
+        ranks, log_probabilities = played_ranks(out.policy, moves)
         sums["top1"] += float((ranks == 0).sum())
         sums["top5"] += float((ranks < 5).sum())
-        sums["log_loss"] -= float(np.log(np.maximum(probabilities[rows, moves], 1e-30)).sum())
+        sums["log_loss"] -= float(log_probabilities.sum())
         counts["moves"] += len(moves)
         win = np.clip(np.asarray(out.win, np.float64), 1e-7, 1 - 1e-7)
         known = judged.value_known

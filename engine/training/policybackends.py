@@ -191,26 +191,43 @@ class TorchBackend:
         pass_logit = hidden.mean(dim=(2, 3)) @ p["pass.w"] + p["pass.b"]
         return torch.cat([points, pass_logit[:, None]], dim=1)
 
-    def step(self, planes, moves, rate, targets=None):
+    def step(self, planes, moves, rate, targets=None, **extra):
+        """One update; (the move's loss, top-1). extra: what a subclass's _extra_objective takes
+        (the judging net's targets)."""
         torch = self.torch
-        for group in self.optimizer.param_groups:
-            group["lr"] = rate
+        optimizers = self._optimizers_at(rate)
         with self.passes():
-            if self.precision == "bf16":
-                with torch.autocast("cpu", dtype=torch.bfloat16):
-                    logits = self._forward(planes, self.params)
-                logits = logits.float()
-            else:
-                logits = self._forward(planes, self.params)
+            bfloat16 = torch.autocast("cpu", dtype=torch.bfloat16) if self.precision == "bf16" \
+                else contextlib.nullcontext()
+            with bfloat16:
+                outputs = self._outputs(planes, self.params)
+            logits = outputs[0].float()
             played = torch.from_numpy(moves)
             loss = torch.nn.functional.cross_entropy(logits, played)
             objective = loss if targets is None else \
                 torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
-            self.optimizer.zero_grad()
+            objective = objective + self._extra_objective(outputs, len(moves), **extra)
+            for optimizer in optimizers:
+                optimizer.zero_grad()
             objective.backward()
-            self.optimizer.step()
+            for optimizer in optimizers:
+                optimizer.step()
         top1 = float((logits.argmax(dim=1) == played).float().mean())
         return float(loss.detach()), top1
+
+    def _optimizers_at(self, rate):
+        """The optimizers of a step, their rates set for it."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+        return [self.optimizer]
+
+    def _outputs(self, planes, p):
+        """What a step's losses read, the move's logits first."""
+        return (self._forward(planes, p),)
+
+    def _extra_objective(self, outputs, batch):
+        """Losses beside the move's (none for a policy net)."""
+        return 0.0
 
     def start_average(self):
         if self.average is None:

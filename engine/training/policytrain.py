@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.nets.judge import KIND as JUDGE, JudgeNet, judge_planes, load_judge
-from engine.nets.policy import KINDS, PolicyNet, load_policy, save_policy, softmax, tensor_shapes
+from engine.nets.policy import KINDS, PolicyNet, load_policy, played_ranks, save_policy, tensor_shapes
 from engine.nets.weights import WeightFileError
 from engine.training.judging import HEADS, MEASURES, judgement_measures, make_judge_backend
 from engine.training.policybackends import make_backend
@@ -197,11 +197,8 @@ def move_ranks(logits_of, dataset, feature_set_name, indices, batch_size=256):
     for start in range(0, len(indices), batch_size):
         chunk = indices[start:start + batch_size]
         planes, moves = dataset.batch(feature_set_name, chunk)
-        logits = np.asarray(logits_of(planes), np.float64)
-        rows = np.arange(len(moves))
-        log_probabilities[start:start + len(chunk)] = \
-            np.log(np.maximum(softmax(logits)[rows, moves], 1e-30))
-        ranks[start:start + len(chunk)] = (logits > logits[rows, moves][:, None]).sum(axis=1)
+        ranks[start:start + len(chunk)], log_probabilities[start:start + len(chunk)] = \
+            played_ranks(logits_of(planes), moves)
     return ranks, log_probabilities
 
 
