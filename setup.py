@@ -39,6 +39,7 @@ CYTHON_MODULES = [
     "engine.nets.winograd_products",
     "engine.search.playout",      # cimports ladder, selfatari, nakade
     "engine.search.tree",         # cimports playout, selfatari
+    "engine.search.puct",         # cimports playout
 ]
 
 ROOT = Path(__file__).resolve().parent

@@ -91,7 +91,7 @@ def make_evaluator(args, player_settings):
             evaluator = SymmetricEvaluator(evaluator, symmetries)
         return evaluator
     from engine.play.search_player import load_prior_evaluator
-    return load_prior_evaluator(args.weights)
+    return load_prior_evaluator(args.weights, player_settings.policy_precision)
 
 
 def resolve_player(args):
@@ -122,7 +122,7 @@ def build_engine(args):
     from engine.gtp.protocol import GtpError
     from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
     from engine.play.player import Player
-    from engine.play.search_player import SearchPlayer, load_prior_evaluator
+    from engine.play.search_player import SearchPlayer, load_prior_evaluator, uses_puct
     from engine.rules.game import SYMMETRIES
     args = resolve_player(args)
     player_settings, search_settings = engine_settings(args)
@@ -130,10 +130,12 @@ def build_engine(args):
     one_ply = Player(evaluator, player_settings)
     searching = args.search == "mcts" and args.player != "policy"
     prior_symmetries, precision = player_settings.policy_symmetries or 1, player_settings.policy_precision
+    # (the PUCT search's moves are the judging net's own: no policy net for it)
+    puct = searching and uses_puct(search_settings, evaluator)
     if args.player == "policy":
         predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES,
                                    DEFAULT_POLICY_WEIGHTS, precision)
-    elif searching and search_settings.policy_prior != "off":
+    elif searching and search_settings.policy_prior != "off" and not puct:
         predictor = load_predictor(args.policy, prior_symmetries, precision=precision)
     else:
         predictor = None
@@ -143,9 +145,10 @@ def build_engine(args):
         # build, over the named net or the default prior alone (not averaged over the
         # symmetries: eight times the cost a node), with the same settings
         try:
-            prior = load_prior_evaluator(args.weights) if args.evaluator == "net" else evaluator
+            prior = load_prior_evaluator(args.weights, precision) if args.evaluator == "net" \
+                else evaluator
             policy = None
-            if search_settings.policy_prior != "off":
+            if search_settings.policy_prior != "off" and not uses_puct(search_settings, prior):
                 policy = predictor.twin(prior_symmetries) \
                     if predictor is not None and args.policy is not None \
                     else load_predictor(args.policy, prior_symmetries, precision=precision)

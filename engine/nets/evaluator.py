@@ -464,24 +464,49 @@ class JudgeEvaluator(Evaluator):
 
     def _judged(self, state):
         """(Evaluation, the policy head's logits (S*S + 1,)) of state, remembered."""
-        key = (state.size, state.board.hash, state.to_move, tuple(state.history[-RECENT_MOVES:]),
-               state.rules.komi)
-        known = self._cache.get(key)
-        if known is None:
-            colour = state.to_move
-            records = position_records(self.encoder, state, colour, self.net.feature_set.history)
-            judged = self._judge(records[None], colour, state.rules.komi)
-            ownership = np.zeros(state.board.num_locs)
-            ownership[_points(state.size)] = judged.ownership[0].ravel()
-            outputs = _read_only(ownership[:, None].copy())
-            real = ownership if colour == BLACK else -ownership
-            known = (Evaluation(float(judged.score[0]), _read_only(real), outputs, None,
-                                float(judged.win[0])), _read_only(judged.policy[0]))
-            self._cache[key] = known
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        return known
+        return self.judge_lines(state, [()])[0]
+
+    def judge_lines(self, state, lines):
+        """[(Evaluation, the policy head's logits (S*S + 1,))] of the positions after each line
+        of moves from state, those not remembered judged in one batch. The lines are played on
+        state and taken back: it is as it was when this returns."""
+        history = self.net.feature_set.history
+        keys, missing = [], {}
+        for line in lines:
+            played = 0
+            try:
+                for move in line:
+                    state.play(move)
+                    played += 1
+                key = (state.size, state.board.hash, state.to_move,
+                       tuple(state.history[-RECENT_MOVES:]), state.rules.komi)
+                keys.append(key)
+                if key not in self._cache and key not in missing:
+                    missing[key] = (state.to_move, position_records(
+                        self.encoder, state, state.to_move, history))
+            finally:
+                for _ in range(played):
+                    state.undo()
+        if missing:
+            colours = np.array([colour for colour, _ in missing.values()])
+            judged = self._judge(np.stack([records for _, records in missing.values()]), colours,
+                                 state.rules.komi)
+            points = _points(state.size)
+            for i, (key, colour) in enumerate(zip(missing, colours)):
+                ownership = np.zeros(state.board.num_locs)
+                ownership[points] = judged.ownership[i].ravel()
+                outputs = _read_only(ownership[:, None].copy())
+                real = ownership if colour == BLACK else -ownership
+                self._cache[key] = (Evaluation(float(judged.score[i]), _read_only(real), outputs,
+                                               None, float(judged.win[i])),
+                                    _read_only(judged.policy[i].copy()))
+        answers = []
+        for key in keys:
+            self._cache.move_to_end(key)
+            answers.append(self._cache[key])
+        while len(self._cache) > max(self.cache_size, len(keys)):
+            self._cache.popitem(last=False)
+        return answers
 
     def _judge_successors(self, state, moves):
         """The Judgement of the positions after each of moves, in one batch."""
@@ -493,12 +518,14 @@ class JudgeEvaluator(Evaluator):
             work.undo()
         return self._judge(records, opponent(state.to_move), state.rules.komi)
 
-    def _judge(self, records, colour, komi):
-        """The Judgement of records (B, history + 1, RECORD_PLANES, S*S) with colour to move."""
+    def _judge(self, records, colours, komi):
+        """The Judgement of records (B, history + 1, RECORD_PLANES, S*S) with colours (one, or
+        one a record) to move."""
         count = len(records)
-        planes = features(self.net.feature_set.name, records, np.full(count, colour))
+        colours = np.array(np.broadcast_to(np.asarray(colours), (count,)))
+        planes = features(self.net.feature_set.name, records, colours)
         self.evaluations += count
-        return self.forward(judge.judge_planes(planes, np.full(count, _komi_for(colour, komi))))
+        return self.forward(judge.judge_planes(planes, np.where(colours == WHITE, komi, -komi)))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,6 +1,8 @@
 """The search player: Monte-Carlo tree search (engine/search/tree.pyx) with the learned evaluation
-as the tree's prior, behind the same interface as the 1-ply player (engine/play/player.py), so
-every GTP command, analysis stream, passing, cleanup and resign rule works with either.
+as the tree's prior, or over a judging net the PUCT search (engine/search/puct.pyx, SearchSettings
+.tree; `_judging_function()` is its evaluation function), behind the same interface as the 1-ply
+player (engine/play/player.py), so every GTP command, analysis stream, passing, cleanup and
+resign rule works with either.
 
 Reading order: `SearchPlayer.choose()` (the rules about passing, cleanup and resigning around
 `search()`), `search()` (the tree kept from the last move, the budget, root-parallel threads),
@@ -42,6 +44,8 @@ from engine.play.settings import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
                                   RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD, PlayerSettings,
                                   SearchSettings, split_changes, with_changes)
 from engine.rules.board import BLACK, PASS, opponent
+from engine.rules.coords import board_points
+from engine.search.puct import PuctSearch
 from engine.search.tree import DEFAULT_KNOWLEDGE_PRIOR, DEFAULT_NET_PRIOR_THRESHOLD, TreeSearch
 
 log = logging.getLogger("kosumi.search")
@@ -62,14 +66,32 @@ POLICY_PRIOR_THRESHOLD = 16     # visits before a node asks the move predictor (
 USE_PRIOR = {"auto": None, "net": True, "none": False}      # SearchSettings.search_prior
 
 
-def load_prior_evaluator(weights=None):
+def load_prior_evaluator(weights=None, precision="fp32"):
     """The evaluator of a search's prior, with the search's cache: the weight file's, by default
     the shipped soft-segmentation net (weights.DEFAULT_WEIGHTS: a better prior than the ISN's per
-    simulation and at equal time, docs/notebook/softseg.md). Raises weights.WeightFileError naming the
-    file."""
+    simulation and at equal time, docs/notebook/softseg.md); a judging net's products in
+    `precision`. Raises weights.WeightFileError naming the file."""
     from engine.nets.evaluator import load_evaluator
-    from engine.nets.weights import DEFAULT_WEIGHTS
-    return load_evaluator(weights or DEFAULT_WEIGHTS, cache_size=SEARCH_CACHE_SIZE)
+    from engine.nets.judge import ARCHITECTURE_NAME
+    from engine.nets.weights import DEFAULT_WEIGHTS, architecture_name
+    path = weights or DEFAULT_WEIGHTS
+    options = {"precision": precision} if architecture_name(path) == ARCHITECTURE_NAME else {}
+    return load_evaluator(path, cache_size=SEARCH_CACHE_SIZE, **options)
+
+
+def judges(evaluator):
+    """Whether the evaluator gives the PUCT search what it needs: moves, a chance to win and a
+    lead from one pass, for a batch of lines (JudgeEvaluator.judge_lines)."""
+    return hasattr(evaluator, "judge_lines")
+
+
+def uses_puct(settings, evaluator):
+    """Whether SearchSettings.tree picks the PUCT search over this evaluator; ValueError for
+    puct over an evaluator that does not judge."""
+    if settings.tree == "puct" and not judges(evaluator):
+        raise ValueError("--tree puct searches over a judging net: give one with --weights "
+                         "(weights/judge_19x19_run.npz)")
+    return settings.tree == "puct" or (settings.tree == "auto" and judges(evaluator))
 
 
 def default_prior_threshold(evaluator):
@@ -188,6 +210,14 @@ class SearchPlayer:
                     playout_tactics=settings.playout_tactics,
                     last_good_reply=settings.last_good_reply)
 
+    @property
+    def puct_options(self):
+        """PuctSearch's keyword arguments from the settings."""
+        settings = self.settings
+        return dict(max_nodes=settings.max_nodes, exploration=settings.puct_exploration,
+                    fpu_reduction=settings.fpu_reduction, score_utility=settings.score_utility,
+                    batch_size=settings.puct_batch)
+
     def budget(self):
         """(simulations, seconds) per move by the settings; either may be None (no limit)."""
         playouts, seconds = self.settings.playouts, self.settings.time_per_move
@@ -255,13 +285,19 @@ class SearchPlayer:
     def _trees_for(self, state):
         """One tree per thread, each kept from the last search when the game went on from its
         root (the subtree of the moves since), else new."""
+        puct = uses_puct(self.settings, self.evaluator)
         use_prior, use_policy, knowledge = self.settings_for(state.size)
         threads = self.settings.threads
-        options = self.tree_options
-        if use_policy and not use_prior and self.settings.prior_threshold is None:
-            options["net_prior_threshold"] = POLICY_PRIOR_THRESHOLD
-        key = (state.size, state.rules, use_prior, use_policy, knowledge,
-               tuple(sorted(options.items())))
+        if puct:
+            options = self.puct_options
+            key = (state.size, state.rules, "puct", tuple(sorted(options.items())))
+        else:
+            options = self.tree_options
+            if use_policy and not use_prior and self.settings.prior_threshold is None:
+                options["net_prior_threshold"] = POLICY_PRIOR_THRESHOLD
+            options["knowledge_prior_visits"] = knowledge
+            key = (state.size, state.rules, use_prior, use_policy,
+                   tuple(sorted(options.items())))
         self._twins_for(threads)
         history = list(state.history)
         seen = state.seen_positions()
@@ -273,15 +309,19 @@ class SearchPlayer:
             self._owners = []
             for i in range(threads):
                 seed = int(self.rng.integers(1 << 62))
-                tree = TreeSearch(state.size, state.rules.komi, seed=seed,
-                                  knowledge_prior_visits=knowledge, **options)
+                tree = PuctSearch(state.size, state.rules.komi, **options) if puct else \
+                    TreeSearch(state.size, state.rules.komi, seed=seed, **options)
                 self._owners.append(_TreeOwner(tree, None, key))
         for owner, evaluator, predictor in zip(self._owners, self._thread_evaluators,
                                                self._thread_predictors):
             tree = owner.tree
-            tree.set_prior_function(self._prior_function(state, evaluator if use_prior else None,
-                                                         predictor if use_policy else None)
-                                    if use_prior or use_policy else None)
+            if puct:
+                tree.set_evaluation_function(self._judging_function(state, evaluator))
+            else:
+                tree.set_prior_function(
+                    self._prior_function(state, evaluator if use_prior else None,
+                                         predictor if use_policy else None)
+                    if use_prior or use_policy else None)
             old = owner.history
             if old is not None and history[:len(old)] == old and \
                     self._alternates(history[len(old):], tree.root_colour) and \
@@ -370,6 +410,29 @@ class SearchPlayer:
             return win, np.array(policy, dtype=float), black_win, visits
 
         return prior
+
+    @staticmethod
+    def _judging_function(root_state, evaluator):
+        """The PUCT tree's evaluation function (engine/search/puct.pyx) for positions below
+        root_state: the judging net's move probabilities by loc, its chance to win and lead for
+        the side to move, its ownership, for a batch of lines from the root."""
+        work = root_state.copy()
+        num_locs = work.board.num_locs
+        points = np.array(board_points(work.size))
+
+        def evaluate(lines, colours):
+            judged = evaluator.judge_lines(work, lines)
+            logits = np.stack([policy for _, policy in judged])
+            logits = np.exp(logits - logits.max(axis=1, keepdims=True))
+            logits /= logits.sum(axis=1, keepdims=True)
+            priors = np.zeros((len(judged), num_locs + 1))
+            priors[:, points] = logits[:, :-1]
+            priors[:, num_locs] = logits[:, -1]
+            return (priors, np.array([evaluation.win for evaluation, _ in judged]),
+                    np.array([evaluation.value for evaluation, _ in judged]),
+                    np.stack([evaluation.ownership for evaluation, _ in judged]))
+
+        return evaluate
 
     def _merge(self, owners, state, simulations, seconds):
         """The trees' root statistics added move by move."""

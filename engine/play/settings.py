@@ -23,6 +23,8 @@ from typing import Optional
 
 from engine.nets.winograd import PRECISIONS
 from engine.search.playout import PLAYOUT_TACTICS
+from engine.search.puct import (DEFAULT_BATCH_SIZE, DEFAULT_EXPLORATION, DEFAULT_FPU_REDUCTION,
+                                DEFAULT_SCORE_UTILITY, MAX_BATCH_SIZE)
 from engine.search.tree import (DEFAULT_EXPAND_THRESHOLD, DEFAULT_MAX_NODES, DEFAULT_NET_PRIOR,
                                 DEFAULT_RAVE_EQUIVALENCE, DEFAULT_VALUE_WEIGHT, LARGE_BOARD_LINES)
 
@@ -87,7 +89,7 @@ class PlayerSettings:
         "search's prior, which asks the net at every new node)", kind=int, minimum=1, maximum=8,
         none="auto", startup=True, metavar="N")
     policy_precision: str = setting(
-        "fp32", "the policy net's products: fp32, or bf16: operands rounded to bfloat16 and sums "
+        "fp32", "the policy and judging nets' products: fp32, or bf16: operands rounded to bfloat16 and sums "
         "in float32, nearly twice as fast where the processor has AVX-512 BF16 (elsewhere the "
         "same numbers, slower), for about 0.2 points of top-1 accuracy",
         choices=PRECISIONS, startup=True)
@@ -108,6 +110,27 @@ class SearchSettings:
     threads: int = setting(
         1, "search threads: root-parallel trees, each with its own copy of the net, whose "
         "statistics are added", minimum=1, maximum=64, metavar="N")
+    tree: str = setting(
+        "auto", "the search: rave = Monte-Carlo tree search with RAVE and pattern playouts, the "
+        "nets' values and moves as its prior (engine/search/tree.pyx); puct = PUCT over a judging "
+        "net (--weights of kind judge): every new node judged once by the net, its moves the "
+        "priors, its win rate and lead backed up, no playouts (engine/search/puct.pyx); auto: "
+        "puct when --weights is a judging net, else rave", choices=("auto", "rave", "puct"),
+        startup=True)
+    puct_exploration: float = setting(
+        DEFAULT_EXPLORATION, "puct: C in Q + C x P x sqrt(N) / (1 + n), on utilities from 0 to 1 "
+        "(KataGo's 1.0 on its -1 to 1)", minimum=0, metavar="C")
+    fpu_reduction: float = setting(
+        DEFAULT_FPU_REDUCTION, "puct: an unvisited move's value is its parent's mean less "
+        "REDUCTION x sqrt(the priors of the moves visited) (KataGo's first-play urgency)",
+        minimum=0, metavar="REDUCTION")
+    score_utility: float = setting(
+        DEFAULT_SCORE_UTILITY, "puct: the lead's share of a position's utility beside the chance "
+        "to win, as 1/2 + atan(lead / half the board's width) / pi: a won game's moves still "
+        "told apart by their points", minimum=0, maximum=1, metavar="SHARE")
+    puct_batch: int = setting(
+        DEFAULT_BATCH_SIZE, "puct: leaves the net judges in one batch (virtual losses keep the "
+        "descents apart)", minimum=1, maximum=MAX_BATCH_SIZE, metavar="N")
     search_prior: str = setting(
         "auto", "the tree's prior: the net's successor values (net) or none; auto: the net's "
         f"below {RULES_OF_THUMB_LINES} lines, none from there (the shipped nets learnt 9x9, and "

@@ -314,8 +314,8 @@ def test_gtp_plays_and_shows_ownership_with_a_judging_net(judge_file):
 
 
 def test_the_search_plays_with_a_judging_nets_prior(judge_file):
-    loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "60",
-                   "--policy", "none")
+    loop = session("--weights", str(judge_file), "--search", "mcts", "--tree", "rave",
+                   "--playouts", "60", "--policy", "none")
     evaluator = loop.engine.player.evaluator
     assert isinstance(evaluator, JudgeEvaluator)
     for line in ("boardsize 9", "clear_board", "play b E5"):
