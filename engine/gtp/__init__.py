@@ -15,3 +15,10 @@
 
 The top layer: may import every other subpackage except engine.training; only the entry points
 (gtp_server.py, the `kosumi` console script) import it."""
+import os
+
+# One BLAS thread in an engine process unless the user sets another count: the nets' heads
+# multiply with numpy, whose OpenBLAS otherwise spreads every small product over all cores and
+# spins waiting for them; beside a GNU Go, a second engine or a search's own threads that cost
+# the judging net's search 3.5 times its speed (2026-12-02). Set before numpy loads OpenBLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -686,3 +686,15 @@ def test_genmove_analyze_reports_the_position_before_its_move():
     ownership = lines[1].split(" ownership ")[1].split()
     assert ownership == ["-1.0000"] * 25
     assert ask(session, "list_stones w") == (True, lines[-1][len("play "):])
+
+
+def test_an_engine_process_multiplies_on_one_blas_thread_unless_told_otherwise():
+    code = "import engine.gtp.main, os; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    environment = {name: value for name, value in os.environ.items()
+                   if name != "OPENBLAS_NUM_THREADS"}
+    for given, expected in ((None, "1"), ("2", "2")):
+        if given is not None:
+            environment["OPENBLAS_NUM_THREADS"] = given
+        shown = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        assert shown == expected
