@@ -216,7 +216,8 @@ class SearchPlayer:
         settings = self.settings
         return dict(max_nodes=settings.max_nodes, exploration=settings.puct_exploration,
                     fpu_reduction=settings.fpu_reduction, score_utility=settings.score_utility,
-                    batch_size=settings.puct_batch)
+                    batch_size=settings.puct_batch, playout_weight=settings.puct_playout_weight,
+                    playout_tactics=settings.playout_tactics)
 
     def budget(self):
         """(simulations, seconds) per move by the settings; either may be None (no limit)."""
@@ -309,8 +310,8 @@ class SearchPlayer:
             self._owners = []
             for i in range(threads):
                 seed = int(self.rng.integers(1 << 62))
-                tree = PuctSearch(state.size, state.rules.komi, **options) if puct else \
-                    TreeSearch(state.size, state.rules.komi, seed=seed, **options)
+                tree = (PuctSearch if puct else TreeSearch)(state.size, state.rules.komi,
+                                                            seed=seed, **options)
                 self._owners.append(_TreeOwner(tree, None, key))
         for owner, evaluator, predictor in zip(self._owners, self._thread_evaluators,
                                                self._thread_predictors):

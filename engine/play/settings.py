@@ -36,6 +36,8 @@ DEFAULT_PLAYOUTS = 3000          # simulations per move when neither --playouts 
 RULES_OF_THUMB_LINES = 13        # boards from this many lines search without the net's prior and
                                  # with LARGE_BOARD_KNOWLEDGE_PRIOR games of rules of thumb
 LARGE_BOARD_KNOWLEDGE_PRIOR = 60.0
+DEFAULT_PUCT_PLAYOUT_WEIGHT = 0.5   # AlphaGo's; the judgement of held-out games measured best
+                                    # near it (docs/notebook/puct.md)
 SOFTSEG_PRIOR_THRESHOLD = 64     # visits before a node asks the soft-segmentation net: 1.7 times the
                                  # ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
 
@@ -128,6 +130,11 @@ class SearchSettings:
         DEFAULT_SCORE_UTILITY, "puct: the lead's share of a position's utility beside the chance "
         "to win, as 1/2 + atan(lead / half the board's width) / pi: a won game's moves still "
         "told apart by their points", minimum=0, maximum=1, metavar="SHARE")
+    puct_playout_weight: float = setting(
+        DEFAULT_PUCT_PLAYOUT_WEIGHT, "puct: the share of a playout's result (and margin) in each "
+        "new node's value beside the net's (AlphaGo's mix; --playout-tactics plays it): the "
+        "playouts count what the first judging net misjudges late in a game; 0: the net alone",
+        minimum=0, maximum=1, metavar="W")
     puct_batch: int = setting(
         DEFAULT_BATCH_SIZE, "puct: leaves the net judges in one batch (virtual losses keep the "
         "descents apart)", minimum=1, maximum=MAX_BATCH_SIZE, metavar="N")

@@ -12,6 +12,8 @@
 
 from engine.rules.board cimport Board, hash_t
 from engine.rules.types cimport loc_t, MAX_LOCS
+from engine.search.playout cimport PlayoutPolicy
+from engine.tactics.ladder cimport LadderReader
 
 cdef enum NodeState:
     UNEVALUATED = 0        # a child no descent has reached yet
@@ -57,6 +59,10 @@ cdef class PuctSearch:
     cdef readonly double score_utility
     cdef readonly double score_scale
     cdef readonly int batch_size
+    cdef readonly double playout_weight
+    cdef PlayoutPolicy policy            # the playouts' (playout_weight > 0)
+    cdef LadderReader ladder_reader
+    cdef unsigned long long rng
     cdef object evaluation_function
     # a batch's leaves: their paths of node indices, and depths
     cdef int *batch_paths
@@ -81,3 +87,4 @@ cdef class PuctSearch:
     cdef void _back_up(self, int *path, int depth, double black_win, double black_score) noexcept nogil
     cdef void _undo_virtual(self, int *path, int depth) noexcept nogil
     cdef void _top_two_visits(self, int *first, int *second) noexcept nogil
+    cdef double _play_out(self, int *path, int depth, int colour) noexcept nogil

@@ -22,6 +22,11 @@ Utility, on [0, 1] for the player to move: (1 - score_utility) * win + score_uti
 (1/2 + atan(lead / score_scale) / pi), KataGo's mix of the chance to win and a bounded bonus for
 the lead, which keeps a won (or lost) game's moves apart by their points.
 
+Playouts (playout_weight > 0, AlphaGo's mix): a leaf's value is then (1 - playout_weight) times
+the net's and playout_weight times the result of one playout from it (engine/search/playout.pyx,
+MoGo's policy, the Tromp-Taylor count), and its lead likewise mixed with the playout's margin: the
+playouts count what the net misjudges late in a game, for a fraction of a net's pass.
+
 Two passes end the game: the count (Tromp-Taylor, area with komi, on the board as it stands)
 decides, so the search captures dead stones before it passes, as a referee that counts the board
 as it stands wants, and passes early only when the dead stones are no longer there to count.
@@ -43,7 +48,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
-from engine.search.playout cimport area_margin
+from engine.search.playout cimport (area_margin, make_ladder_reader, make_policy, play_out)
 
 
 DEF MAX_DEPTH = 1000            # a path deeper than this stops descending (path[] holds 1024)
@@ -79,8 +84,8 @@ cdef class PuctSearch:
     """One PUCT tree. Parameters: max_nodes (the node budget: past it leaves are evaluated but
     get no children), exploration and exploration_log (c(N) above), fpu_reduction,
     score_utility and score_scale (None: default_score_scale(size)), batch_size (leaves per call
-    of the evaluation function). The search is deterministic: the same evaluations give the same
-    tree."""
+    of the evaluation function), playout_weight and the playouts' tactics and seed. The search
+    is deterministic: the same evaluations (and seed) give the same tree."""
 
     def __cinit__(self):
         self.nodes = NULL
@@ -96,14 +101,15 @@ cdef class PuctSearch:
                  double exploration_log=DEFAULT_EXPLORATION_LOG,
                  double fpu_reduction=DEFAULT_FPU_REDUCTION,
                  double score_utility=DEFAULT_SCORE_UTILITY, score_scale=None,
-                 int batch_size=DEFAULT_BATCH_SIZE):
+                 int batch_size=DEFAULT_BATCH_SIZE, double playout_weight=0.0,
+                 str playout_tactics="mogo", seed=0):
         scale = default_score_scale(size) if score_scale is None else float(score_scale)
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be from 1 to {MAX_BATCH_SIZE}, not {batch_size}")
         if exploration < 0 or exploration_log < 0 or fpu_reduction < 0 or \
-                not 0 <= score_utility <= 1 or not scale > 0:
+                not 0 <= score_utility <= 1 or not scale > 0 or not 0 <= playout_weight <= 1:
             raise ValueError("search parameters out of range")
         self.size = size
         self.komi = komi
@@ -114,6 +120,10 @@ cdef class PuctSearch:
         self.score_utility = score_utility
         self.score_scale = scale
         self.batch_size = batch_size
+        self.playout_weight = playout_weight
+        self.policy = make_policy(True, True, playout_tactics, size)
+        self.ladder_reader = make_ladder_reader(&self.policy, size)
+        self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
         self.batch_paths = <int *> malloc(batch_size * PATH_SLOTS * sizeof(int))
         self.batch_depths = <int *> malloc(batch_size * sizeof(int))
         self.batch_passes = <int *> malloc(batch_size * sizeof(int))
@@ -503,7 +513,7 @@ cdef class PuctSearch:
         cdef double[:, ::1] priors
         cdef double[::1] win, score
         cdef double[:, ::1] ownership = None
-        cdef double black_win, black_score
+        cdef double black_win, black_score, margin
         paths, colours = [], []
         for slot in range(count):
             path = &self.batch_paths[slot * PATH_SLOTS]
@@ -536,16 +546,34 @@ cdef class PuctSearch:
             colour = colours[slot]
             black_win = win[slot] if colour == C_BLACK else 1.0 - win[slot]
             black_score = score[slot] if colour == C_BLACK else -score[slot]
+            self._replay(path, depth)
+            self._expand(node, colour, depth, priors[slot])
+            if self.playout_weight > 0:
+                with nogil:
+                    margin = self._play_out(path, depth, colour)
+                black_win = (1.0 - self.playout_weight) * black_win + self.playout_weight * \
+                    (1.0 if margin > 0 else (0.0 if margin < 0 else 0.5))
+                black_score = (1.0 - self.playout_weight) * black_score + \
+                    self.playout_weight * margin
             self.nodes[node].black_win = black_win
             self.nodes[node].black_score = black_score
             self.nodes[node].state = EVALUATED
-            self._replay(path, depth)
-            self._expand(node, colour, depth, priors[slot])
             if ownership is not None:
                 for i in range(self.work.num_locs):
                     self.ownership_sum[i] += ownership[slot, i]
                 self.evaluations += 1
             self._back_up(path, depth, black_win, black_score)
+
+    cdef double _play_out(self, int *path, int depth, int colour) noexcept nogil:
+        """Black's margin at the end of a playout from self.work, the position at the end of
+        path with colour to move (self.work is left at the playout's end)."""
+        cdef loc_t last_move = self.root_last_move, move_before = NO_LOC
+        if depth >= 1:
+            last_move = self.nodes[path[depth]].move
+            move_before = self.nodes[path[depth - 1]].move if depth >= 2 else self.root_last_move
+        play_out(self.work, colour, last_move, move_before, &self.policy, self.ladder_reader,
+                 None, &self.rng, NULL, NULL)
+        return area_margin(self.work, self.komi, self.owner)
 
     cdef void _top_two_visits(self, int *first, int *second) noexcept nogil:
         cdef PuctNode *root = &self.nodes[0]

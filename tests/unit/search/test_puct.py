@@ -179,6 +179,31 @@ def test_two_passes_end_the_game_and_the_count_decides():
     assert tree.root_children()[0]["move"] != PASS and black_pass["winrate"] < 0.5
 
 
+def test_playouts_mixed_into_the_values_count_what_the_net_does_not_see():
+    # the net says 50% everywhere; Black's wall owns most of the board, and the playouts count it
+    board = Board.from_ascii("""
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        X X X X X X X
+        O O O O O O O
+        . . . . . . .""")
+    winrates = {}
+    for weight in (0.0, 0.5, 1.0):
+        tree = search(size=7, board=board, colour=WHITE, komi=0.5, playout_weight=weight, seed=4)
+        tree.set_evaluation_function(Judge(board.num_locs))
+        tree.run(200, stop_early=False)
+        tree.check_invariants()
+        winrates[weight] = tree.root_winrate          # White's
+    assert winrates[0.0] == pytest.approx(0.5)
+    assert winrates[1.0] < winrates[0.5] < 0.45 and winrates[1.0] < 0.4, winrates
+    repeat = search(size=7, board=board, colour=WHITE, komi=0.5, playout_weight=1.0, seed=4)
+    repeat.set_evaluation_function(Judge(board.num_locs))
+    repeat.run(200, stop_early=False)
+    assert repeat.root_winrate == winrates[1.0]        # the seed decides the playouts
+
+
 def test_the_kept_subtree_keeps_its_visits():
     board = Board(5)
     tree = search()
@@ -234,7 +259,8 @@ def test_the_search_stops_when_the_leader_cannot_be_caught_and_is_deterministic(
 
 def test_parameters_out_of_range_are_refused():
     for options in (dict(batch_size=0), dict(batch_size=1000), dict(score_utility=1.5),
-                    dict(exploration=-1), dict(score_scale=0), dict(max_nodes=1)):
+                    dict(exploration=-1), dict(score_scale=0), dict(max_nodes=1),
+                    dict(playout_weight=1.5)):
         with pytest.raises(ValueError):
             PuctSearch(9, **options)
     assert PuctSearch(19).score_scale == default_score_scale(19) == 9.5
