@@ -294,7 +294,8 @@ def test_the_player_searches_with_the_nets_numbers(judge_file, threads, batch):
     for vertex in ("E5", "C3"):
         state.play(parse_vertex(vertex, 9))
     analysis = player.search(state, BLACK)
-    assert analysis.total_visits >= 64 - threads * 2 and analysis.simulations >= 60
+    # every visit but each fresh tree's first (its root's own evaluation) went through a move
+    assert analysis.total_visits == analysis.simulations - threads and analysis.simulations >= 16
     assert analysis.moves[0] in state.legal_moves() + [PASS]
     root = evaluator.evaluate(state)
     # the net's ownership, averaged over the positions judged: near the root's own
