@@ -43,6 +43,8 @@ SCENARIOS = {
                                            "--no-resign"], 7, 120),
     "mcts-komi-60-passes": (["--evaluator", "uniform", "--search", "mcts", "--playouts",
                                  "200", "--seed", "7", "--policy", "none"], 7, 40, 60),
+    "puct-judge-9x9": (["--weights", "weights/judge_19x19_run.npz", "--search", "mcts",
+                        "--playouts", "60", "--seed", "1"], 9, 12),
     "policy-19x19-temperature": (["--evaluator", "uniform", "--player", "policy",
                                   "--policy-temperature", "1", "--seed", "1"], 19, 10),
 }
