@@ -60,6 +60,8 @@ PLAY_ON_SHARE = 0.01            # of the root's simulations: a move the search v
 ANALYSIS_CHUNK_SECONDS = 0.5    # a streamed analysis reports at least this often
 FIRST_ANALYSIS_SECONDS = 0.1    # ... and its first line comes sooner, for the GUI
 TIME_SAFETY = 0.9               # of a clock budget: the search stops in time to answer
+PLANNED_SHARE = 0.6             # of that: where a clear choice stops (_timed_search())
+CLEAR_SHARE = 0.5               # of the visits: the most visited move's, when the choice is clear
 POLICY_BASE_VISITS = 10.0       # games at an even win rate under a policy net's prior, when no
                                 # value net speaks
 POLICY_PRIOR_THRESHOLD = 16     # visits before a node asks the move predictor (the root: at once)
@@ -526,11 +528,7 @@ class SearchPlayer:
                                             resign_threshold is not None)
             if verdict.move is not None:
                 return Decision(verdict.move, None, verdict.reason)
-        seconds = self.settings.time_per_move
-        if time_budget is not None:
-            seconds = time_budget * TIME_SAFETY if seconds is None else \
-                min(seconds, time_budget * TIME_SAFETY)
-        analysis = self.search(state, colour, max_seconds=seconds, restriction=restriction)
+        analysis = self._timed_search(state, colour, time_budget, restriction)
         permitted = (lambda move: True) if restriction is None else \
             (lambda move: restriction.permits(colour, move))
         if resign_threshold is not None and not cleanup:
@@ -560,6 +558,40 @@ class SearchPlayer:
         if move is None:
             move, reason = PASS, "no permitted move"
         return Decision(move, analysis, reason, analysis.share_of(move))
+
+    def _timed_search(self, state, colour, time_budget, restriction):
+        """The move's search. Under a clock's budget (and no --time-per-move) a clear choice
+        stops at PLANNED_SHARE of it: the search goes on, in the same tree, to the whole budget
+        only while its most visited move has less than CLEAR_SHARE of the visits or another
+        move, visited at least half as often, wins more often. Time saved on forced moves is
+        there for the unclear ones (the clock's next budgets grow with it)."""
+        seconds = self.settings.time_per_move
+        if time_budget is None or seconds is not None:
+            if time_budget is not None:
+                seconds = min(seconds, time_budget * TIME_SAFETY)
+            return self.search(state, colour, max_seconds=seconds, restriction=restriction)
+        started = time.perf_counter()
+        whole = time_budget * TIME_SAFETY
+        analysis = self.search(state, colour, max_seconds=whole * PLANNED_SHARE,
+                               restriction=restriction)
+        rest = whole - (time.perf_counter() - started)
+        if rest > 0 and self.settings.reuse_tree and not self.clear_choice(analysis):
+            simulations = analysis.simulations
+            analysis = self.search(state, colour, max_seconds=rest, restriction=restriction)
+            analysis.simulations += simulations
+            analysis.seconds = time.perf_counter() - started
+        return analysis
+
+    @staticmethod
+    def clear_choice(analysis):
+        """Whether more search would hardly change the move (_timed_search())."""
+        if not analysis.total_visits or len(analysis.moves) < 2:
+            return True
+        visits, winrates = analysis.visits, analysis.winrates
+        if visits[0] < CLEAR_SHARE * analysis.total_visits:
+            return False
+        rivals = visits >= 0.5 * visits[0]
+        return not (winrates[rivals] > winrates[0]).any()
 
     @staticmethod
     def has_a_chance(analysis, move):

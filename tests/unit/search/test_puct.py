@@ -340,3 +340,59 @@ def test_the_engine_refuses_puct_without_a_judging_net():
     with pytest.raises(ValueError, match="judging net"):
         build_engine(build_parser().parse_args(["--evaluator", "uniform", "--search", "mcts",
                                                 "--tree", "puct"]))
+
+
+# --- time ----------------------------------------------------------------------------------------
+
+def analysis_of(visits, winrates):
+    from engine.play.search_player import SearchAnalysis
+    visits, count = np.array(visits), len(visits)
+    return SearchAnalysis(BLACK, 9, list(range(count)), visits, np.array(winrates, float),
+                          np.zeros(count), [None] * count, [[m] for m in range(count)], 0.5,
+                          int(visits.sum()), np.zeros(121), simulations=int(visits.sum()))
+
+
+def test_a_clear_choice_stops_early_and_an_unclear_one_spends_the_budget(monkeypatch):
+    from engine.play import search_player
+    clear = analysis_of([80, 15, 5], [0.6, 0.5, 0.4])
+    for unclear in (analysis_of([40, 35, 25], [0.6, 0.5, 0.4]),      # the visits spread
+                    analysis_of([60, 35, 5], [0.5, 0.6, 0.4])):      # a rival wins more often
+        assert search_player.SearchPlayer.clear_choice(clear)
+        assert not search_player.SearchPlayer.clear_choice(unclear)
+        for first, calls_expected in ((clear, 1), (unclear, 2)):
+            player = SearchPlayer(UniformEvaluator())
+            calls = []
+
+            def search(state, colour, max_playouts=None, max_seconds=None, restriction=None):
+                calls.append(max_seconds)
+                return first if len(calls) == 1 else analysis_of([70, 30], [0.6, 0.5])
+
+            monkeypatch.setattr(player, "search", search)
+            analysis = player._timed_search(GameState(9), BLACK, 10.0, None)
+            assert len(calls) == calls_expected
+            whole = 10.0 * search_player.TIME_SAFETY
+            assert calls[0] == pytest.approx(whole * search_player.PLANNED_SHARE)
+            if calls_expected == 2:
+                assert 0 < calls[1] <= whole        # the budget less the time spent (none here)
+                assert analysis.simulations == first.simulations + 100
+    # a fixed time a move is the time a move, clock or not
+    player = SearchPlayer(UniformEvaluator(), time_per_move=0.5)
+    calls = []
+    monkeypatch.setattr(player, "search", lambda state, colour, max_playouts=None,
+                        max_seconds=None, restriction=None: calls.append(max_seconds) or clear)
+    player._timed_search(GameState(9), BLACK, 10.0, None)
+    player._timed_search(GameState(9), BLACK, None, None)
+    assert calls == [0.5, 0.5]
+
+
+def test_the_puct_search_keeps_within_the_clock(judge_file):
+    import time
+    loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "100000000")
+    assert ask(loop, "boardsize 9")[0] and ask(loop, "time_settings 0 1 1")[0]
+    for colour in "bw":
+        cpu = time.process_time()
+        ok, move = ask(loop, f"genmove {colour}")
+        assert ok and time.process_time() - cpu < 1.0         # one second a move (Canadian)
+    assert ask(loop, "time_left b 0.05 1")[0]
+    cpu = time.process_time()
+    assert ask(loop, "genmove b")[0] and time.process_time() - cpu < 0.2
