@@ -122,10 +122,14 @@ def main(argv=None):
         else:
             from engine.play.search_player import load_prior_evaluator
             evaluator = load_prior_evaluator(args.weights, args.policy_precision)
+        from engine.nets.evaluator import JudgeMoves
         from engine.play.search_player import uses_puct
-        # (the PUCT search's moves are the judging net's own: no policy net for it)
-        predictor = None if uses_puct(analysis_settings(args, 0)[0], evaluator) else \
-            load_predictor(args.policy, precision=args.policy_precision)
+        # the PUCT search's moves are the judging net's own: its move head is the answers'
+        # policy unless a policy net is named
+        if uses_puct(analysis_settings(args, 0)[0], evaluator) and args.policy is None:
+            predictor = JudgeMoves(evaluator)
+        else:
+            predictor = load_predictor(args.policy, precision=args.policy_precision)
     except (OSError, ValueError) as error:
         print(f"kosumi analysis: {error}", file=sys.stderr)
         sys.exit(EXIT_BAD_SETUP)

@@ -122,6 +122,7 @@ def build_engine(args):
     from engine.gtp.protocol import GtpError
     from engine.nets.weights import DEFAULT_POLICY_WEIGHTS
     from engine.play.player import Player
+    from engine.nets.evaluator import JudgeMoves
     from engine.play.search_player import SearchPlayer, load_prior_evaluator, uses_puct
     from engine.rules.game import SYMMETRIES
     args = resolve_player(args)
@@ -130,12 +131,16 @@ def build_engine(args):
     one_ply = Player(evaluator, player_settings)
     searching = args.search == "mcts" and args.player != "policy"
     prior_symmetries, precision = player_settings.policy_symmetries or 1, player_settings.policy_precision
-    # (the PUCT search's moves are the judging net's own: no policy net for it)
+    # the PUCT search's moves are the judging net's own: its move head is the engine's policy
+    # (the policy views) unless a policy net is named
     puct = searching and uses_puct(search_settings, evaluator)
     if args.player == "policy":
         predictor = load_predictor(args.policy, player_settings.policy_symmetries or SYMMETRIES,
                                    DEFAULT_POLICY_WEIGHTS, precision)
-    elif searching and search_settings.policy_prior != "off" and not puct:
+    elif puct:
+        predictor = JudgeMoves(evaluator) if args.policy is None else \
+            load_predictor(args.policy, prior_symmetries, precision=precision)
+    elif searching and search_settings.policy_prior != "off":
         predictor = load_predictor(args.policy, prior_symmetries, precision=precision)
     else:
         predictor = None
@@ -148,7 +153,9 @@ def build_engine(args):
             prior = load_prior_evaluator(args.weights, precision) if args.evaluator == "net" \
                 else evaluator
             policy = None
-            if search_settings.policy_prior != "off" and not uses_puct(search_settings, prior):
+            if uses_puct(search_settings, prior) and args.policy is None:
+                policy = JudgeMoves(prior)
+            elif search_settings.policy_prior != "off":
                 policy = predictor.twin(prior_symmetries) \
                     if predictor is not None and args.policy is not None \
                     else load_predictor(args.policy, prior_symmetries, precision=precision)

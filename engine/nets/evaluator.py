@@ -47,7 +47,8 @@ from engine.nets import network as isn
 from engine.nets import softseg
 from engine.nets.architectures import ISN, SOFTSEG, UNITGRAPH, architecture_of
 from engine.nets.policy_features import features
-from engine.nets.policy_inputs import RECORD_PLANES, PositionEncoder
+from engine.nets.policy import softmax
+from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
 from engine.nets.predictor import RECENT_MOVES, position_records
 from engine.nets.winograd import play_forward
 
@@ -538,6 +539,49 @@ def _point_index(moves, size):
     """The row-by-row point index (as the policy head's) of each loc in moves."""
     rows, cols = np.divmod(np.asarray(moves), size + 2)
     return (rows - 1) * size + cols - 1
+
+
+class JudgeMoves:
+    """The judging net's move head behind the move predictor's interface (predictor.py's
+    MovePredictor: probabilities(), twin(), description(), cache): the policy that the analysis
+    answers (`includePolicy`, KaTrain's policy views) and GoGui's policy views show when the
+    PUCT search plays over a judging net and no policy net is named. The evaluator's own cache
+    remembers the positions, so the search's evaluations serve it too."""
+
+    def __init__(self, evaluator):
+        self.evaluator = evaluator
+        self.net = evaluator.net
+
+    @property
+    def cache(self):
+        return self.evaluator._cache
+
+    def twin(self, symmetries=None):
+        return JudgeMoves(self.evaluator.twin())
+
+    def description(self):
+        architecture = self.net.architecture
+        return f"judge {architecture['layers']} x {architecture['channels']}, its move head"
+
+    def probabilities(self, state, colour=None):
+        """(num_locs + 1,) probabilities of colour's moves (default: the side to move), indexed
+        by loc and num_locs for pass; zero on occupied points, suicides and the simple-ko
+        retake."""
+        if colour is not None and colour != state.to_move:
+            state = state.copy()
+            state.to_move = colour
+        logits = self.evaluator._judged(state)[1]
+        records = position_records(self.evaluator.encoder, state, state.to_move, 0)
+        legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
+        point_probabilities = softmax(logits[None], legal[None])[0]
+        result = np.zeros(state.board.num_locs + 1)
+        result[_points(state.size)] = point_probabilities[:-1]
+        result[-1] = point_probabilities[-1]
+        result.flags.writeable = False
+        return result
+
+    def move_probability(self, probabilities, move):
+        return float(probabilities[-1 if move == PASS else move])
 
 
 class SymmetricEvaluator(Evaluator):

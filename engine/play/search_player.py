@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.nets.policy import softmax
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK,
                                  after_opponent_passed, boltzmann, count_after_passing,
                                  dead_stone_liberties, move_text, state_for)
@@ -425,12 +426,10 @@ class SearchPlayer:
 
         def evaluate(lines, colours):
             judged = evaluator.judge_lines(work, lines)
-            logits = np.stack([policy for _, policy in judged])
-            logits = np.exp(logits - logits.max(axis=1, keepdims=True))
-            logits /= logits.sum(axis=1, keepdims=True)
+            probabilities = softmax(np.stack([policy for _, policy in judged]))
             priors = np.zeros((len(judged), num_locs + 1))
-            priors[:, points] = logits[:, :-1]
-            priors[:, num_locs] = logits[:, -1]
+            priors[:, points] = probabilities[:, :-1]
+            priors[:, num_locs] = probabilities[:, -1]
             return (priors, np.array([evaluation.win for evaluation, _ in judged]),
                     np.array([evaluation.value for evaluation, _ in judged]),
                     np.stack([evaluation.ownership for evaluation, _ in judged]))

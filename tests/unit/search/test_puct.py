@@ -10,7 +10,7 @@ import pytest
 
 from engine.gtp.main import build_engine, build_parser
 from engine.gtp.protocol import GtpLoop
-from engine.nets.evaluator import JudgeEvaluator, UniformEvaluator
+from engine.nets.evaluator import JudgeEvaluator, JudgeMoves, UniformEvaluator
 from engine.nets.policy import save_policy
 from engine.play.search_player import SearchPlayer, uses_puct
 from engine.play.settings import SearchSettings
@@ -320,7 +320,7 @@ def ask(loop, line):
 def test_gtp_plays_and_analyses_with_the_puct_search(judge_file):
     loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "40")
     player = loop.engine.player
-    assert isinstance(player, SearchPlayer) and player.predictor is None   # the net's own moves
+    assert isinstance(player, SearchPlayer) and isinstance(player.predictor, JudgeMoves)
     for line in ("boardsize 9", "clear_board", "komi 6.5", "play b E5"):
         assert ask(loop, line)[0]
     ok, vertex = ask(loop, "genmove w")
@@ -334,6 +334,35 @@ def test_gtp_plays_and_analyses_with_the_puct_search(judge_file):
     assert len(shown) == 81 and np.ptp(shown) > 0
     ok, message = ask(loop, "kosumi-set-param tree rave")
     assert not ok and "fixed" in message
+    # the policy views show the judging net's move head, zero where Black may not play
+    state = loop.engine.state
+    probabilities = player.predictor.probabilities(state, BLACK)
+    assert probabilities.sum() == pytest.approx(1.0)
+    assert all(probabilities[loc] == 0 for loc in board_points(9) if state.board.get(loc))
+    black_to_move = state.copy()
+    black_to_move.to_move = BLACK
+    _, logits = player.evaluator._judged(black_to_move)
+    best = int(np.argmax(logits[:-1]))
+    if state.board.get(board_points(9)[best]) == 0:
+        assert np.argmax(probabilities) == board_points(9)[best]
+    ok, shown = ask(loop, "kosumi-policy_list b")
+    assert ok and shown.split()[0] == format_vertex(int(np.argmax(probabilities[:-1])), 9)
+
+
+def test_analysis_answers_carry_the_judging_nets_policy(judge_file):
+    import json
+    from engine.gtp.analysis_main import build_parser as analysis_parser, build_server
+    args = analysis_parser().parse_args(["--weights", str(judge_file), "--seed", "1"])
+    evaluator = JudgeEvaluator.load(judge_file)
+    output = io.BytesIO()
+    server = build_server(args, output, evaluator, JudgeMoves(evaluator))
+    query = {"id": "a", "moves": [["B", "E5"]], "rules": "chinese", "komi": 7, "boardXSize": 9,
+             "boardYSize": 9, "maxVisits": 30, "includePolicy": True, "includeOwnership": True}
+    server.run(io.BytesIO((json.dumps(query) + "\n").encode()))
+    answer = json.loads(output.getvalue().decode().strip().splitlines()[-1])
+    assert len(answer["policy"]) == 82 and answer["policy"][40] == -1      # E5 is taken
+    assert abs(sum(p for p in answer["policy"] if p > 0) - 1) < 1e-3
+    assert len(answer["ownership"]) == 81 and answer["rootInfo"]["visits"] >= 25
 
 
 def test_the_engine_refuses_puct_without_a_judging_net():
