@@ -62,7 +62,8 @@ def build_parser():
     search = parser.add_argument_group("search", "the search of every position (SearchSettings, "
                                                  "as kosumi's; --threads per position)")
     add_settings_options(search, (PlayerSettings, SearchSettings), skip=QUERY_BUDGET,
-                         only={"seed", "policy_precision"} | {f.name for f in settings_fields(SearchSettings)})
+                         only={"seed", "policy_precision"} |
+                         {f.name for f in settings_fields(SearchSettings)} - {"ponder"})
     add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser

@@ -37,6 +37,7 @@ log = logging.getLogger("kosumi.gtp")
 
 MIN_SIZE, MAX_SIZE = 2, 25
 RULE_SETS = {"chinese": "area", "japanese": "territory"}
+PONDER_STEP_SECONDS = 0.1       # a pondering search's step: the longest wait a command has
 
 
 class KosumiEngine(GtpEngineBase):
@@ -68,6 +69,7 @@ class KosumiEngine(GtpEngineBase):
         self._make_searcher = searcher or self._default_searcher
         self._policy = policy or (lambda: self._searcher().predictor)
         self._analysis_searcher = None
+        self._ponder_pending = False   # the engine has just moved: ponder_steps() may search on
         self.parameters = parameters or ParameterTable()
         self._new_game(size)
 
@@ -221,6 +223,21 @@ class KosumiEngine(GtpEngineBase):
         if decision.move != RESIGN:
             self._play(decision.move, colour)
         self.time_control.charge(colour, time.monotonic() - started)
+        self._ponder_pending = decision.move != RESIGN
+
+    def ponder_steps(self):
+        """The search on the opponent's time (SearchSettings.ponder) right after the engine's own
+        move: a generator that the command loop steps (PONDER_STEP_SECONDS of search each) until
+        the next input line arrives, in the tree the next search keeps; None when there is
+        nothing to ponder (another command last, pondering off, a player that does not search,
+        the game over)."""
+        pending, self._ponder_pending = self._ponder_pending, False
+        settings = getattr(self.player, "settings", None)
+        if not pending or not getattr(settings, "ponder", False) or \
+                self.state.consecutive_passes >= 2:
+            return None
+        state = self.state.copy()
+        return self.player.analysis_stream(state, state.to_move, PONDER_STEP_SECONDS)
 
     def _move_text(self, move):
         return move if isinstance(move, str) else self._vertex(move)

@@ -3,7 +3,8 @@ errors and the command loop. The Go lives above it: its argument types in goargs
 in commands.py, the analysis formats in formats.py.
 
 Reading order: `GtpLoop.run()` reads command lines (a reader thread keeps stdin flowing, so a
-controller may pipeline commands and the next line can interrupt a streamed analysis), cleans each
+controller may pipeline commands and the next line can interrupt a streamed analysis or the
+engine's pondering, `_ponder()`), cleans each
 line as GTP section 2.2 says (`parse_command_line`), and `GtpLoop.execute()` looks the command up
 in the registry, parses its arguments from their declared types and calls the handler. Handlers
 are methods decorated with `@gtp_command`; the protocol commands live in `GtpEngineBase` below,
@@ -321,7 +322,23 @@ class GtpLoop:
             if command is None:
                 continue
             self.execute(command)
+            self._ponder()
         return 0
+
+    def _ponder(self):
+        """Step the engine's search on the opponent's time (an engine's ponder_steps(), where it
+        has one and something to ponder) until the next input line arrives."""
+        steps = getattr(self.engine, "ponder_steps", lambda: None)()
+        if steps is None:
+            return
+        try:
+            while not self.source.wait_for_input(timeout=0):
+                if next(steps, None) is None:
+                    break
+        except Exception:   # pondering is a bonus: log, and answer the next command as usual
+            log.error("internal error while pondering:\n%s", traceback.format_exc())
+        finally:
+            steps.close()
 
     def handle_line(self, raw):
         """Execute one input line in-process and return the bytes it wrote (for tests and

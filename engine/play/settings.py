@@ -191,6 +191,10 @@ class SearchSettings:
         0.05, "--search mcts: resign after 3 moves in a row whose best move wins fewer than "
         "FRACTION of its simulations; off: never", kind=float, above=0, maximum=1, none="off",
         flag="--resign-threshold", off_flag="--no-resign", metavar="FRACTION")
+    ponder: bool = setting(
+        False, "search on the opponent's time: after the engine's move, until the next command "
+        "arrives, in the tree the next search keeps (KataGo's ponderingEnabled); off by "
+        "default: GTP has no ponder command, and the opponent may share the cores")
     reuse_tree: bool = setting(
         True, "keep the subtree of the moves played since the last search", cli=False)
     patterns: bool = setting(

@@ -425,3 +425,61 @@ def test_the_puct_search_keeps_within_the_clock(judge_file):
     assert ask(loop, "time_left b 0.05 1")[0]
     cpu = time.process_time()
     assert ask(loop, "genmove b")[0] and time.process_time() - cpu < 0.2
+
+
+def test_pondering_searches_the_opponents_turn_until_the_next_command(judge_file):
+    import os
+    import threading
+    import time
+    read, write = os.pipe()
+    output = io.BytesIO()
+    engine = build_engine(build_parser().parse_args(
+        ["--seed", "5", "--no-resign", "--weights", str(judge_file), "--search", "mcts",
+         "--playouts", "30", "--ponder"]))
+    reader = os.fdopen(read, "rb")             # (kept: closed when collected)
+    loop = GtpLoop(engine, reader, output)
+    runner = threading.Thread(target=loop.run)
+    runner.start()
+    try:
+        os.write(write, b"boardsize 9\nclear_board\ngenmove b\n")
+        tree = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:           # the move, then the search on White's turn
+            owners = engine.player._owners
+            if owners and owners[0].tree.root_colour == WHITE and owners[0].tree.root_visits > 200:
+                tree = owners[0].tree
+                break
+            time.sleep(0.05)
+        assert tree is not None, "no pondering"
+        asked = time.monotonic()
+        os.write(write, b"name\n")                   # a command stops it at once
+        while b"= kosumi" not in output.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert time.monotonic() - asked < 2.0
+        reply = tree.root_children()[0]["move"]
+        visits = tree.node(tree.root_children()[0]["index"])["visits"]
+        searches = []
+        search = engine.player.search
+        engine.player.search = lambda *args, **options: searches.append(
+            search(*args, **options)) or searches[-1]
+        os.write(write, f"play w {format_vertex(reply, 9)}\ngenmove b\n".encode())
+        while output.getvalue().count(b"\n\n") < 6 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # the search after White's reply went on from the pondered subtree (its root's own
+        # evaluation aside): more visits than the 30 it had of its own
+        assert searches[0].total_visits >= visits - 1 > 30
+    finally:
+        os.write(write, b"quit\n")
+        runner.join(timeout=30)
+        os.close(write)
+        reader.close()
+    assert not runner.is_alive()
+
+
+def test_without_pondering_the_engine_waits_idle(judge_file):
+    engine = build_engine(build_parser().parse_args(
+        ["--seed", "5", "--weights", str(judge_file), "--search", "mcts", "--playouts", "30"]))
+    loop = GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
+    for line in ("boardsize 9", "clear_board", "genmove b"):
+        assert ask(loop, line)[0]
+    assert engine.ponder_steps() is None
