@@ -482,7 +482,7 @@ cdef class PuctSearch:
             count = 0
             attempts = 0
             with nogil:
-                while count < want and attempts < self.batch_size and done < max_visits:
+                while count < want and attempts < self.batch_size and done + count < max_visits:
                     attempts += 1
                     outcome = self._descend(count)
                     if outcome == COLLISION:
