@@ -17,7 +17,11 @@ pass from the trunk's mean). The other heads share a 1x1 convolution of the trun
 - value and score: the maps pooled over the board (their mean, the mean scaled by the board's
   width, (S - 14) / 10 as KataGo's, and their maximum: a fixed-length summary of any board size),
   a hidden layer of `value_hidden` units with ReLU, and two outputs: the win logit and the
-  score lead over SCORE_SCALE.
+  score lead over SCORE_SCALE. With `owned_lead` (architecture, 1; absent or 0: not) the two
+  outputs also read the ownership head's sum over SCORE_SCALE, the lead in area the owners
+  imply: the first run's ownership head named the held-out winners at move 150 more often than
+  its result head (75% against 64%, docs/notebook/puct.md), and a pooled hidden layer has no
+  cheap way to count.
 Every layer is a convolution over the board or a function of the pooled maps, so one net judges
 every board size from 5x5 to 19x19.
 
@@ -46,10 +50,17 @@ def head_shapes(architecture):
     """[(name, shape)] of the value, score and ownership heads, after the trunk's and policy's."""
     channels, maps, hidden = (architecture["channels"], architecture["head_channels"],
                               architecture["value_hidden"])
+    owned = 1 if architecture.get("owned_lead") else 0
     return [("value.conv.w", (maps, channels, 1, 1)), ("value.conv.b", (maps,)),
             ("ownership.w", (1, maps, 1, 1)), ("ownership.b", (1,)),
             ("value.fc.w", (3 * maps, hidden)), ("value.fc.b", (hidden,)),
-            ("value.out.w", (hidden, 2)), ("value.out.b", (2,))]
+            ("value.out.w", (hidden + owned, 2)), ("value.out.b", (2,))]
+
+
+def owned_lead(ownership):
+    """The value outputs' extra input: the ownership (B, S, S) summed over each board, over
+    SCORE_SCALE, (B, 1)."""
+    return ownership.reshape(len(ownership), -1).sum(axis=1)[:, None] / SCORE_SCALE
 
 
 def board_pooling(maps):
@@ -94,6 +105,8 @@ class JudgeNet(PolicyNet):
         for name in HEAD_SETTINGS:
             if self.architecture.get(name, 0) < 1:
                 raise ValueError(f"a judging net needs {name} of at least 1")
+        if self.architecture.get("owned_lead", 0) not in (0, 1):
+            raise ValueError("a judging net's owned_lead is 0 or 1")
         return tensor_shapes(self.architecture, self.feature_set.planes + 1) + \
             head_shapes(self.architecture)
 
@@ -131,21 +144,33 @@ class JudgeNet(PolicyNet):
         maps = maps.reshape(batch, size, size, -1)
         ownership = np.tanh(convolution(maps, p["ownership.w"], p["ownership.b"])[0])
         summary = np.maximum(board_pooling(maps) @ p["value.fc.w"] + p["value.fc.b"], 0.0)
+        if self.architecture.get("owned_lead"):
+            summary = np.concatenate([summary, owned_lead(ownership.reshape(batch, size, size))], axis=1)
         outputs = summary @ p["value.out.w"] + p["value.out.b"]
         return Judgement(policy, _sigmoid(outputs[:, 0]), outputs[:, 1] * SCORE_SCALE,
                          ownership.reshape(batch, size, size))
 
+    def with_owned_lead(self):
+        """This net with the value outputs reading the owned lead too (a copy; its weights there
+        at zero, so that it judges as this one until it trains), or itself if they do."""
+        if self.architecture.get("owned_lead"):
+            return self
+        params = {name: value.copy() for name, value in self.params.items()}
+        params["value.out.w"] = np.concatenate(
+            [params["value.out.w"], np.zeros((1, 2), np.float32)], axis=0)
+        return JudgeNet(dict(self.architecture, owned_lead=1), self.feature_set.name, params=params)
+
     @classmethod
-    def from_policy(cls, policy, head_channels, value_hidden, seed=0):
+    def from_policy(cls, policy, head_channels, value_hidden, seed=0, owned=0):
         """A judging net whose trunk and policy head are a res policy net's (the komi plane's
         first-layer weights at zero, so its moves are the policy's at first) and whose other
-        heads start as a new net's."""
+        heads start as a new net's; owned: its owned_lead."""
         if policy.architecture["kind"] != "res":
             raise ValueError(f"a judging net grows from a res policy net, not a "
                              f"{policy.architecture['kind']} one")
         architecture = {name: policy.architecture[name] for name in ("channels", "layers", "first_kernel")}
-        net = cls(dict(architecture, kind=KIND, head_channels=head_channels, value_hidden=value_hidden),
-                  policy.feature_set.name, seed=seed)
+        net = cls(dict(architecture, kind=KIND, head_channels=head_channels, value_hidden=value_hidden,
+                       owned_lead=owned), policy.feature_set.name, seed=seed)
         for name, value in policy.params.items():
             if name == "conv0.w":
                 net.params[name][:, :value.shape[1]] = value

@@ -73,6 +73,9 @@ class JudgeBackend(TorchBackend):
         mean = maps.mean(dim=(2, 3))
         pooled = torch.cat([mean, mean * ((maps.shape[-1] - 14) / 10.0), maps.amax(dim=(2, 3))], dim=1)
         summary = torch.relu(pooled @ p["value.fc.w"] + p["value.fc.b"])
+        if self.net.architecture.get("owned_lead"):
+            owned = torch.tanh(ownership).sum(dim=(1, 2))[:, None] / SCORE_SCALE
+            summary = torch.cat([summary, owned.to(summary.dtype)], dim=1)
         outputs = summary @ p["value.out.w"] + p["value.out.b"]
         return self._policy_logits(hidden, p), outputs[:, 0], outputs[:, 1], ownership
 

@@ -147,7 +147,8 @@ def _train(args, parser):
             run.change(**given)
         else:
             start, metadata = starting_net(args.from_weights, args.kind, args.head_channels,
-                                           args.value_hidden, args.seed) if args.from_weights else (None, {})
+                                           args.value_hidden, args.seed, args.owned_lead) \
+                if args.from_weights else (None, {})
             if start is not None:   # the file's architecture and features, whatever the options said
                 given.update(net_settings(start))
             run = PolicyRun.create(args.run_dir, PolicySettings(**given), start,

@@ -105,6 +105,10 @@ class PolicySettings:
     teacher_weight: float = field(default=0.5, metadata={"help": "the teachers' share of the targets"})
     head_channels: int = field(default=32, metadata={"help": "judge: the value and ownership heads' maps"})
     value_hidden: int = field(default=64, metadata={"help": "judge: the value and score heads' hidden units"})
+    owned_lead: int = field(default=0, metadata={
+        "help": "judge: 1: the result and score outputs also read the ownership head's sum (the "
+                "lead the owners imply); a judging net without it given by --from-weights grows "
+                "it, at zero"})
     value_weight: float = field(default=1.0, metadata={"help": "judge: the result's loss weight"})
     score_weight: float = field(default=1.0, metadata={"help": "judge: the score's loss weight"})
     ownership_weight: float = field(default=1.0, metadata={"help": "judge: the ownership's loss weight"})
@@ -146,6 +150,8 @@ class PolicySettings:
                 raise ValueError(f"{head}_weight must be at least 0")
         if self.head_rate_scale <= 0:
             raise ValueError(f"head_rate_scale {self.head_rate_scale}: must be above 0")
+        if self.owned_lead not in (0, 1):
+            raise ValueError(f"owned_lead {self.owned_lead}: 0 or 1")
         if self.head_optimizer not in HEAD_OPTIMIZERS:
             raise ValueError(f"head_optimizer {self.head_optimizer!r}: choose from {HEAD_OPTIMIZERS}")
 
@@ -156,7 +162,8 @@ class PolicySettings:
         stack = {"kind": self.kind, "channels": self.channels, "layers": self.layers,
                  "first_kernel": self.first_kernel}
         if self.kind == JUDGE:
-            return dict(stack, head_channels=self.head_channels, value_hidden=self.value_hidden)
+            return dict(stack, head_channels=self.head_channels, value_hidden=self.value_hidden,
+                        owned_lead=self.owned_lead)
         return stack
 
     def new_net(self):
@@ -445,10 +452,12 @@ class PolicyRun:
         return result
 
 
-def starting_net(path, kind=None, head_channels=None, value_hidden=None, seed=None):
+def starting_net(path, kind=None, head_channels=None, value_hidden=None, seed=None,
+                 owned_lead=None):
     """(net, metadata) of a weight file a new run starts from (--from-weights): its own net, or,
     for a judging run (kind "judge") from a res policy net, a judging net whose trunk and move
-    head are that net's (JudgeNet.from_policy)."""
+    head are that net's (JudgeNet.from_policy); owned_lead 1 grows a judging net's value
+    outputs the owned lead's input (JudgeNet.with_owned_lead)."""
     try:
         net, metadata = load_policy(path)
     except WeightFileError as policy_error:
@@ -460,7 +469,9 @@ def starting_net(path, kind=None, head_channels=None, value_hidden=None, seed=No
         default = {spec.name: spec.default for spec in dataclasses.fields(PolicySettings)}
         net = JudgeNet.from_policy(net, head_channels or default["head_channels"],
                                    value_hidden or default["value_hidden"],
-                                   default["seed"] if seed is None else seed)
+                                   default["seed"] if seed is None else seed, owned_lead or 0)
+    elif owned_lead and isinstance(net, JudgeNet):
+        net = net.with_owned_lead()
     return net, metadata
 
 

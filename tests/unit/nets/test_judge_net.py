@@ -4,8 +4,8 @@ net, and weight files refused by name."""
 import numpy as np
 import pytest
 
-from engine.nets.judge import (KOMI_SCALE, JudgeNet, Judgement, judge_planes, load_judge,
-                               symmetric_judgement)
+from engine.nets.judge import (KOMI_SCALE, SCORE_SCALE, JudgeNet, Judgement, judge_planes,
+                               load_judge, symmetric_judgement)
 from engine.nets.policy import PolicyNet, load_policy, save_policy, softmax
 from engine.nets.policy_features import FEATURE_SETS, move_permutation, transform
 from engine.nets.weights import WeightFileError
@@ -115,6 +115,38 @@ def test_a_judging_net_grown_from_a_res_policy_net_moves_as_it_whatever_the_komi
     conv = PolicyNet({"kind": "conv", "channels": 4, "layers": 2, "first_kernel": 3}, "rich")
     with pytest.raises(ValueError, match="res policy net"):
         JudgeNet.from_policy(conv, 3, 4)
+
+
+def test_the_owned_lead_grows_at_zero_and_then_moves_the_result_by_the_owners(tmp_path):
+    net = trained_like()
+    grown = net.with_owned_lead()
+    assert grown.architecture["owned_lead"] == 1 and grown.with_owned_lead() is grown
+    assert grown.params["value.out.w"].shape == (ARCHITECTURE["value_hidden"] + 1, 2)
+    planes = random_planes(3, 9, seed=4)
+    before, after = net.forward(planes), grown.forward(planes)
+    for name in ("policy", "win", "score", "ownership"):
+        assert np.allclose(getattr(before, name), getattr(after, name)), name
+    # a weight on the owned lead: the win logit moves by it times the ownership's sum / 20
+    params = dict(grown.params, **{"value.out.w": grown.params["value.out.w"].copy()})
+    params["value.out.w"][-1] = (0.5, 1.0)
+    weighted = grown.with_params(params).forward(planes)
+    owned = after.ownership.reshape(3, -1).sum(axis=1) / SCORE_SCALE
+    logit = lambda win: np.log(win / (1 - win))     # noqa: E731
+    assert np.allclose(logit(weighted.win) - logit(after.win), 0.5 * owned, atol=1e-4)
+    assert np.allclose(weighted.score - after.score, owned * SCORE_SCALE, atol=1e-3)
+    fast = WinogradForward(grown.with_params(params))(planes)
+    assert np.allclose(fast.win, weighted.win, atol=2e-4)
+    turned = symmetric_judgement(grown.with_params(params).forward,
+                                 np.ascontiguousarray(transform(planes, 5)), SYMMETRIES)
+    assert np.allclose(turned.win, symmetric_judgement(grown.with_params(params).forward, planes,
+                                                       SYMMETRIES).win, atol=1e-6)
+    path = tmp_path / "owned.npz"
+    save_policy(path, grown.with_params(params), 19, games_trained=1, positions_trained=10)
+    loaded, _ = load_judge(path)
+    assert loaded.architecture["owned_lead"] == 1
+    assert np.array_equal(loaded.forward(planes).win, weighted.win)
+    with pytest.raises(ValueError, match="owned_lead"):
+        JudgeNet(dict(ARCHITECTURE, owned_lead=2), "rich")
 
 
 def test_architecture_checks():

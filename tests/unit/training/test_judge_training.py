@@ -37,11 +37,12 @@ def targets_of(batch, size, seed=0):
 
 
 @needs_torch
-@pytest.mark.parametrize("convolutions", ["direct", "winograd"])
-def test_torch_pass_equals_numpy(convolutions):
+@pytest.mark.parametrize("convolutions, owned", [("direct", 0), ("winograd", 0), ("direct", 1)])
+def test_torch_pass_equals_numpy(convolutions, owned):
     from engine.training.judging import JudgeBackend
-    net = trained_like()
-    backend = JudgeBackend(net, judge_settings(), threads=1, convolutions=convolutions)
+    net = trained_like(dict(ARCHITECTURE, owned_lead=owned))
+    backend = JudgeBackend(net, judge_settings(owned_lead=owned), threads=1,
+                           convolutions=convolutions)
     planes = random_planes(3, 9)
     torch_judged, numpy_judged = backend.judge(planes), net.forward(planes)
     for name in ("policy", "win", "score", "ownership"):
@@ -50,13 +51,14 @@ def test_torch_pass_equals_numpy(convolutions):
 
 
 @needs_torch
-@pytest.mark.parametrize("head", HEAD_NAMES)
-def test_each_heads_gradient_against_finite_differences(head):
+@pytest.mark.parametrize("head, owned", [(head, 0) for head in HEAD_NAMES] +
+                         [("value", 1), ("score", 1)])
+def test_each_heads_gradient_against_finite_differences(head, owned):
     import torch
     from engine.training.judging import JudgeBackend
-    net = trained_like()
+    net = trained_like(dict(ARCHITECTURE, owned_lead=owned))
     net.params = {name: value.astype(np.float64) for name, value in net.params.items()}
-    backend = JudgeBackend(net, judge_settings(), threads=1, convolutions="direct")
+    backend = JudgeBackend(net, judge_settings(owned_lead=owned), threads=1, convolutions="direct")
     planes, judged = random_planes(4, 5).astype(np.float64), targets_of(4, 5)
 
     def loss():
@@ -177,6 +179,21 @@ def test_a_judge_run_starts_from_a_res_policy_net(won_data, tmp_path):
     assert load_judge(tmp_path / "run" / "weights.npz")[1]["positions_trained"] == 500 + 2 * 16
     with pytest.raises(ValueError, match="do not describe the starting net"):
         PolicyRun.create(tmp_path / "other", judge_settings(channels=8, steps=2), net)
+
+
+@needs_torch
+def test_a_judge_run_grows_the_owned_lead_on_a_judging_net_and_trains_it(won_data, tmp_path):
+    from engine.training.policytrain import net_settings
+    save_policy(tmp_path / "judge.npz", trained_like(), 9, games_trained=5, positions_trained=500)
+    net, metadata = starting_net(tmp_path / "judge.npz", kind="judge", owned_lead=1)
+    assert net.architecture["owned_lead"] == 1 and not net.params["value.out.w"][-1].any()
+    settings = judge_settings(**dict(net_settings(net), steps=4, head_optimizer="adam"))
+    run = PolicyRun.create(tmp_path / "run", settings, net, metadata["positions_trained"])
+    run.train([won_data], backend_name="torch", progress=False, threads=1)
+    trained, _ = load_judge(tmp_path / "run" / "weights.npz")
+    assert trained.architecture["owned_lead"] == 1 and trained.params["value.out.w"][-1].any()
+    unchanged, _ = starting_net(tmp_path / "judge.npz", kind="judge")
+    assert not unchanged.architecture.get("owned_lead")
 
 
 def test_the_judging_net_needs_data_with_targets_and_torch(tmp_path, monkeypatch):
