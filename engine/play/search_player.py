@@ -220,6 +220,7 @@ class SearchPlayer:
         return dict(max_nodes=settings.max_nodes, exploration=settings.puct_exploration,
                     fpu_reduction=settings.fpu_reduction, score_utility=settings.score_utility,
                     batch_size=settings.puct_batch, playout_weight=settings.puct_playout_weight,
+                    playout_lead_weight=settings.puct_playout_lead_weight,
                     playout_tactics=settings.playout_tactics)
 
     def budget(self):

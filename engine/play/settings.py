@@ -131,9 +131,14 @@ class SearchSettings:
         "to win, as 1/2 + atan(lead / half the board's width) / pi: a won game's moves still "
         "told apart by their points", minimum=0, maximum=1, metavar="SHARE")
     puct_playout_weight: float = setting(
-        DEFAULT_PUCT_PLAYOUT_WEIGHT, "puct: the share of a playout's result (and margin) in each "
-        "new node's value beside the net's (AlphaGo's mix; --playout-tactics plays it): the "
+        DEFAULT_PUCT_PLAYOUT_WEIGHT, "puct: the share of a playout's result in each new node's "
+        "chance to win beside the net's (AlphaGo's mix; --playout-tactics plays it): the "
         "playouts count what the first judging net misjudges late in a game; 0: the net alone",
+        minimum=0, maximum=1, metavar="W")
+    puct_playout_lead_weight: float = setting(
+        0.0, "puct: the share of that playout's margin in each new node's lead beside the net's: "
+        "a playout's margin swings by tens of points, which a review's points lost by each move "
+        "(KaTrain) shows at a few visits a move; 0: the net's lead alone",
         minimum=0, maximum=1, metavar="W")
     puct_batch: int = setting(
         DEFAULT_BATCH_SIZE, "puct: leaves the net judges in one batch (virtual losses keep the "

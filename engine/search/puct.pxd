@@ -60,7 +60,8 @@ cdef class PuctSearch:
     cdef readonly double score_scale
     cdef readonly int batch_size
     cdef readonly double playout_weight
-    cdef PlayoutPolicy policy            # the playouts' (playout_weight > 0)
+    cdef readonly double playout_lead_weight
+    cdef PlayoutPolicy policy            # the playouts' (either weight > 0)
     cdef LadderReader ladder_reader
     cdef unsigned long long rng
     cdef object evaluation_function

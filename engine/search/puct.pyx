@@ -22,10 +22,12 @@ Utility, on [0, 1] for the player to move: (1 - score_utility) * win + score_uti
 (1/2 + atan(lead / score_scale) / pi), KataGo's mix of the chance to win and a bounded bonus for
 the lead, which keeps a won (or lost) game's moves apart by their points.
 
-Playouts (playout_weight > 0, AlphaGo's mix): a leaf's value is then (1 - playout_weight) times
-the net's and playout_weight times the result of one playout from it (engine/search/playout.pyx,
-MoGo's policy, the Tromp-Taylor count), and its lead likewise mixed with the playout's margin: the
-playouts count what the net misjudges late in a game, for a fraction of a net's pass.
+Playouts (playout_weight or playout_lead_weight > 0, AlphaGo's mix): a leaf's chance to win is
+then (1 - playout_weight) times the net's and playout_weight times the result of one playout from
+it (engine/search/playout.pyx, MoGo's policy, the Tromp-Taylor count), and its lead likewise
+mixed with the playout's margin by playout_lead_weight: the playouts count what the net misjudges
+late in a game, for a fraction of a net's pass, but one playout's margin swings by tens of points
+where the net's lead moves smoothly.
 
 Two passes end the game: the count (Tromp-Taylor, area with komi, on the board as it stands)
 decides, so the search captures dead stones before it passes, as a referee that counts the board
@@ -84,7 +86,8 @@ cdef class PuctSearch:
     """One PUCT tree. Parameters: max_nodes (the node budget: past it leaves are evaluated but
     get no children), exploration and exploration_log (c(N) above), fpu_reduction,
     score_utility and score_scale (None: default_score_scale(size)), batch_size (leaves per call
-    of the evaluation function), playout_weight and the playouts' tactics and seed. The search
+    of the evaluation function), playout_weight, playout_lead_weight and the playouts' tactics
+    and seed. The search
     is deterministic: the same evaluations (and seed) give the same tree."""
 
     def __cinit__(self):
@@ -102,14 +105,15 @@ cdef class PuctSearch:
                  double fpu_reduction=DEFAULT_FPU_REDUCTION,
                  double score_utility=DEFAULT_SCORE_UTILITY, score_scale=None,
                  int batch_size=DEFAULT_BATCH_SIZE, double playout_weight=0.0,
-                 str playout_tactics="mogo", seed=0):
+                 double playout_lead_weight=0.0, str playout_tactics="mogo", seed=0):
         scale = default_score_scale(size) if score_scale is None else float(score_scale)
         if max_nodes < 2:
             raise ValueError(f"max_nodes must be at least 2, not {max_nodes}")
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be from 1 to {MAX_BATCH_SIZE}, not {batch_size}")
         if exploration < 0 or exploration_log < 0 or fpu_reduction < 0 or \
-                not 0 <= score_utility <= 1 or not scale > 0 or not 0 <= playout_weight <= 1:
+                not 0 <= score_utility <= 1 or not scale > 0 or not 0 <= playout_weight <= 1 \
+                or not 0 <= playout_lead_weight <= 1:
             raise ValueError("search parameters out of range")
         self.size = size
         self.komi = komi
@@ -121,6 +125,7 @@ cdef class PuctSearch:
         self.score_scale = scale
         self.batch_size = batch_size
         self.playout_weight = playout_weight
+        self.playout_lead_weight = playout_lead_weight
         self.policy = make_policy(True, True, playout_tactics, size)
         self.ladder_reader = make_ladder_reader(&self.policy, size)
         self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
@@ -548,13 +553,13 @@ cdef class PuctSearch:
             black_score = score[slot] if colour == C_BLACK else -score[slot]
             self._replay(path, depth)
             self._expand(node, colour, depth, priors[slot])
-            if self.playout_weight > 0:
+            if self.playout_weight > 0 or self.playout_lead_weight > 0:
                 with nogil:
                     margin = self._play_out(path, depth, colour)
                 black_win = (1.0 - self.playout_weight) * black_win + self.playout_weight * \
                     (1.0 if margin > 0 else (0.0 if margin < 0 else 0.5))
-                black_score = (1.0 - self.playout_weight) * black_score + \
-                    self.playout_weight * margin
+                black_score = (1.0 - self.playout_lead_weight) * black_score + \
+                    self.playout_lead_weight * margin
             self.nodes[node].black_win = black_win
             self.nodes[node].black_score = black_score
             self.nodes[node].state = EVALUATED
