@@ -10,6 +10,7 @@ import argparse
 import logging
 import math
 import os
+import re
 import sys
 import threading
 
@@ -27,6 +28,10 @@ log = logging.getLogger("kosumi.analysis")
 # The search's settings an analysis takes from the command line: its budget comes from each
 # query (maxVisits, maxTime), and it analyses, it never resigns.
 QUERY_BUDGET = ("playouts", "time_per_move", "resign_threshold")
+# A review shows the lead itself, move by move (KaTrain's points lost): one playout's margin in
+# it swung the lead by 6.5 points a move at 25 visits, the net's alone by 0.37 (2026-12-02,
+# docs/notebook/puct.md); play, where the lead is a tenth of the utility, mixes it as measured.
+ANALYSIS_PLAYOUT_LEAD_WEIGHT = 0.0
 
 
 def build_parser():
@@ -64,6 +69,11 @@ def build_parser():
     add_settings_options(search, (PlayerSettings, SearchSettings), skip=QUERY_BUDGET,
                          only={"seed", "policy_precision"} |
                          {f.name for f in settings_fields(SearchSettings)} - {"ponder"})
+    for action in search._group_actions:       # the analysis's own default (above)
+        if action.dest == "puct_playout_lead_weight":
+            action.default = ANALYSIS_PLAYOUT_LEAD_WEIGHT
+            action.help = re.sub(r"\(default: [^;]*;", f"(default here: "
+                                 f"{ANALYSIS_PLAYOUT_LEAD_WEIGHT:g};", action.help)
     add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"kosumi {__version__}")
     return parser

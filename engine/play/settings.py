@@ -136,9 +136,10 @@ class SearchSettings:
         "playouts count what the first judging net misjudges late in a game; 0: the net alone",
         minimum=0, maximum=1, metavar="W")
     puct_playout_lead_weight: float = setting(
-        0.0, "puct: the share of that playout's margin in each new node's lead beside the net's: "
-        "a playout's margin swings by tens of points, which a review's points lost by each move "
-        "(KaTrain) shows at a few visits a move; 0: the net's lead alone",
+        DEFAULT_PUCT_PLAYOUT_WEIGHT, "puct: the share of that playout's margin in each new "
+        "node's lead beside the net's (kosumi analysis: 0 unless given, the net's lead alone: "
+        "one playout's margin swings by tens of points, which a review's points lost by each "
+        "move shows at a few visits a move)",
         minimum=0, maximum=1, metavar="W")
     puct_batch: int = setting(
         DEFAULT_BATCH_SIZE, "puct: leaves the net judges in one batch (virtual losses keep the "

@@ -9,7 +9,7 @@ komi 7
 
 # Every setting, `name value`, the player's first; the command line's values.
 1 kosumi-list-params
-#? [beta 20\nseed 1\nresign_threshold off\ncapture_all_dead false\n.*^playouts 50$.*^threads 2$.*^playout_tactics fuego$.*^max_nodes 1000000]
+#? [beta 20\nseed 1\nresign_threshold off\ncapture_all_dead false\n.*^playouts 50$.*^threads 2$.*^playout_tactics fuego$.*^max_nodes 1000000$.*^ponder false]
 2 kosumi-get-param policy_prior
 #? [on]
 

@@ -483,3 +483,12 @@ def test_without_pondering_the_engine_waits_idle(judge_file):
     for line in ("boardsize 9", "clear_board", "genmove b"):
         assert ask(loop, line)[0]
     assert engine.ponder_steps() is None
+
+
+def test_the_analysis_engine_keeps_the_nets_lead_unless_told():
+    from engine.gtp.analysis_main import analysis_settings, build_parser as analysis_parser
+    assert SearchSettings().puct_playout_lead_weight == 0.5             # play: as measured
+    plain = analysis_settings(analysis_parser().parse_args([]), 1)[0]
+    assert plain.puct_playout_lead_weight == 0.0
+    told = analysis_settings(analysis_parser().parse_args(["--puct-playout-lead-weight", "0.3"]), 1)[0]
+    assert told.puct_playout_lead_weight == 0.3
