@@ -251,8 +251,9 @@ class AnalysisServer:
                 not self.workers[0].has_move_ownership(request.state.size):
             warnings.append(error_json(
                 "kosumi's tree keeps ownership at the root only, and the value net's ownership "
-                "after each move is given only where the search uses the net (9x9 by default): "
-                "ownership per move left out", "includeMovesOwnership", query_id, "warning"))
+                "after each move is given only where the search uses the net (below 13 lines, "
+                "or a judging net's PUCT search): ownership per move left out",
+                "includeMovesOwnership", query_id, "warning"))
         return warnings
 
     def terminate(self, terminate_id, turns):
@@ -290,11 +291,14 @@ class Worker:
 
     def has_move_ownership(self, size):
         """Whether the value net's ownership after a move is kosumi's estimate on this size:
-        where the search uses the net (below 13 lines by default), and the net is a net."""
+        where the search uses the net (below 13 lines by default; every size for the PUCT
+        search over a judging net), and the net is a net."""
         from engine.nets.evaluator import UniformEvaluator
+        from engine.play.search_player import uses_puct
         player = self.player(0)
-        return player.settings_for(size)[0] and not isinstance(player.evaluator,
-                                                                 UniformEvaluator)
+        if isinstance(player.evaluator, UniformEvaluator):
+            return False
+        return uses_puct(player.settings, player.evaluator) or player.settings_for(size)[0]
 
     def run(self):
         while True:

@@ -356,13 +356,19 @@ def test_analysis_answers_carry_the_judging_nets_policy(judge_file):
     evaluator = JudgeEvaluator.load(judge_file)
     output = io.BytesIO()
     server = build_server(args, output, evaluator, JudgeMoves(evaluator))
-    query = {"id": "a", "moves": [["B", "E5"]], "rules": "chinese", "komi": 7, "boardXSize": 9,
-             "boardYSize": 9, "maxVisits": 30, "includePolicy": True, "includeOwnership": True}
+    query = {"id": "a", "moves": [["B", "E5"]], "rules": "chinese", "komi": 7, "boardXSize": 19,
+             "boardYSize": 19, "maxVisits": 30, "includePolicy": True, "includeOwnership": True,
+             "includeMovesOwnership": True}
     server.run(io.BytesIO((json.dumps(query) + "\n").encode()))
-    answer = json.loads(output.getvalue().decode().strip().splitlines()[-1])
-    assert len(answer["policy"]) == 82 and answer["policy"][40] == -1      # E5 is taken
+    lines = [json.loads(line) for line in output.getvalue().decode().strip().splitlines()]
+    assert not [line for line in lines if "warning" in line or "error" in line]
+    answer = lines[-1]
+    # per move the net's ownership after it, on 19x19 too
+    assert all(len(info["ownership"]) == 361 for info in answer["moveInfos"])
+    e5 = (19 - 5) * 19 + 4                     # KataGo's order: the top row first
+    assert len(answer["policy"]) == 362 and answer["policy"][e5] == -1      # E5 is taken
     assert abs(sum(p for p in answer["policy"] if p > 0) - 1) < 1e-3
-    assert len(answer["ownership"]) == 81 and answer["rootInfo"]["visits"] >= 25
+    assert len(answer["ownership"]) == 361 and answer["rootInfo"]["visits"] >= 25
 
 
 def test_the_engine_refuses_puct_without_a_judging_net():
