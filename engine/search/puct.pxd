@@ -68,7 +68,6 @@ cdef class PuctSearch:
     # a batch's leaves: their paths of node indices, and depths
     cdef int *batch_paths
     cdef int *batch_depths
-    cdef int *batch_passes
     cdef int path[1024]
     cdef signed char owner[MAX_LOCS]
     cdef double *ownership_sum

@@ -97,7 +97,6 @@ cdef class PuctSearch:
         self.ownership_sum = NULL
         self.batch_paths = NULL
         self.batch_depths = NULL
-        self.batch_passes = NULL
 
     def __init__(self, int size, double komi=7.0, *, int max_nodes=1_000_000,
                  double exploration=DEFAULT_EXPLORATION,
@@ -131,10 +130,8 @@ cdef class PuctSearch:
         self.rng = (<unsigned long long> seed) * 0x9E3779B97F4A7C15ULL + 0x6B6F73756D69ULL
         self.batch_paths = <int *> malloc(batch_size * PATH_SLOTS * sizeof(int))
         self.batch_depths = <int *> malloc(batch_size * sizeof(int))
-        self.batch_passes = <int *> malloc(batch_size * sizeof(int))
         self.ownership_sum = <double *> malloc(MAX_LOCS * sizeof(double))
-        if self.batch_paths == NULL or self.batch_depths == NULL or self.batch_passes == NULL \
-                or self.ownership_sum == NULL:
+        if self.batch_paths == NULL or self.batch_depths == NULL or self.ownership_sum == NULL:
             raise MemoryError()
         self.root_board = Board(size)
         self.work = Board(size)
@@ -150,7 +147,6 @@ cdef class PuctSearch:
         free(self.ownership_sum)
         free(self.batch_paths)
         free(self.batch_depths)
-        free(self.batch_passes)
 
     # --- the root (as tree.pyx's) -------------------------------------------------------------
 
@@ -366,7 +362,6 @@ cdef class PuctSearch:
             if n.state == UNEVALUATED:
                 n.state = PENDING
                 self.batch_depths[slot] = depth
-                self.batch_passes[slot] = passes
                 return LEAF
             if n.state == TERMINAL or n.first_child < 0 or depth >= MAX_DEPTH:
                 self._back_up(path, depth, n.black_win, n.black_score)
