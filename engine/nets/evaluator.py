@@ -49,7 +49,7 @@ from engine.nets.architectures import ISN, SOFTSEG, UNITGRAPH, architecture_of
 from engine.nets.policy_features import features
 from engine.nets.policy import softmax
 from engine.nets.policy_inputs import MOVE_LIBERTIES, RECORD_PLANES, PositionEncoder
-from engine.nets.predictor import RECENT_MOVES, position_records
+from engine.nets.predictor import RECENT_MOVES, by_loc, position_records
 from engine.nets.winograd import play_forward
 
 DEFAULT_CACHE_SIZE = 256      # positions remembered; a game needs two per move, undo a few more
@@ -573,10 +573,7 @@ class JudgeMoves:
         logits = self.evaluator._judged(state)[1]
         records = position_records(self.evaluator.encoder, state, state.to_move, 0)
         legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
-        point_probabilities = softmax(logits[None], legal[None])[0]
-        result = np.zeros(state.board.num_locs + 1)
-        result[_points(state.size)] = point_probabilities[:-1]
-        result[-1] = point_probabilities[-1]
+        result = by_loc(softmax(logits, legal), state.size)
         result.flags.writeable = False
         return result
 

@@ -36,6 +36,18 @@ def symmetric_log_probabilities(forward, planes, symmetries):
     return np.log(np.maximum(mean / symmetries, 1e-300))
 
 
+def by_loc(values, size):
+    """A net's per-move values (..., S*S + 1), the points row by row and pass last, indexed by
+    loc instead (..., num_locs + 1), pass last, zero off the board."""
+    values = np.asarray(values)
+    stride = size + 2
+    rows, cols = np.divmod(np.arange(size * size), size)
+    result = np.zeros(values.shape[:-1] + (stride * stride + 1,))
+    result[..., (rows + 1) * stride + cols + 1] = values[..., :-1]
+    result[..., -1] = values[..., -1]
+    return result
+
+
 def _recent(history):
     return [loc for _, loc in reversed(history[-RECENT_MOVES:])]
 
@@ -111,12 +123,7 @@ class MovePredictor:
         planes = features(self.net.feature_set.name, records[None], np.array([colour]))
         scores = symmetric_log_probabilities(self.forward, planes, self.symmetries)[0]
         legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
-        point_probabilities = softmax(scores, legal)
-        result = np.zeros(state.board.num_locs + 1)
-        stride = size + 2
-        rows, cols = np.divmod(np.arange(size * size), size)
-        result[(rows + 1) * stride + cols + 1] = point_probabilities[:-1]
-        result[-1] = point_probabilities[-1]
+        result = by_loc(softmax(scores, legal), size)
         result.flags.writeable = False
         self.cache[key] = result
         if len(self.cache) > CACHE_SIZE:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.nets.policy import softmax
+from engine.nets.predictor import by_loc
 from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STREAK,
                                  after_opponent_passed, boltzmann, count_after_passing,
                                  dead_stone_liberties, move_text, state_for)
@@ -45,7 +46,6 @@ from engine.play.settings import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
                                   RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD, PlayerSettings,
                                   SearchSettings, split_changes, with_changes)
 from engine.rules.board import BLACK, PASS, opponent
-from engine.rules.coords import board_points
 from engine.search.puct import PuctSearch
 from engine.search.tree import DEFAULT_KNOWLEDGE_PRIOR, DEFAULT_NET_PRIOR_THRESHOLD, TreeSearch
 
@@ -422,15 +422,10 @@ class SearchPlayer:
         root_state: the judging net's move probabilities by loc, its chance to win and lead for
         the side to move, its ownership, for a batch of lines from the root."""
         work = root_state.copy()
-        num_locs = work.board.num_locs
-        points = np.array(board_points(work.size))
 
         def evaluate(lines, colours):
             judged = evaluator.judge_lines(work, lines)
-            probabilities = softmax(np.stack([policy for _, policy in judged]))
-            priors = np.zeros((len(judged), num_locs + 1))
-            priors[:, points] = probabilities[:, :-1]
-            priors[:, num_locs] = probabilities[:, -1]
+            priors = by_loc(softmax(np.stack([policy for _, policy in judged])), work.size)
             return (priors, np.array([evaluation.win for evaluation, _ in judged]),
                     np.array([evaluation.value for evaluation, _ in judged]),
                     np.stack([evaluation.ownership for evaluation, _ in judged]))

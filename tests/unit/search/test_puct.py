@@ -18,6 +18,7 @@ from engine.rules.board import BLACK, PASS, WHITE, Board
 from engine.rules.coords import board_points, format_vertex, parse_vertex
 from engine.rules.game import GameState, Rules
 from engine.search.puct import PuctSearch, default_score_scale
+from tests.unit.nets.test_judge_evaluator import ask, session
 from tests.unit.nets.test_judge_net import trained_like
 
 
@@ -306,17 +307,6 @@ def test_the_player_searches_with_the_nets_numbers(judge_file, threads, batch):
     assert decision.move in state.legal_moves() + [PASS]
 
 
-def session(*options):
-    engine = build_engine(build_parser().parse_args(["--seed", "5", "--no-resign", *options]))
-    return GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
-
-
-def ask(loop, line):
-    raw = loop.handle_line(line + "\n")
-    assert raw.endswith("\n\n"), raw
-    return raw[0] == "=", raw[2:].strip()
-
-
 def test_gtp_plays_and_analyses_with_the_puct_search(judge_file):
     loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "40")
     player = loop.engine.player
@@ -483,12 +473,10 @@ def test_pondering_searches_the_opponents_turn_until_the_next_command(judge_file
 
 
 def test_without_pondering_the_engine_waits_idle(judge_file):
-    engine = build_engine(build_parser().parse_args(
-        ["--seed", "5", "--weights", str(judge_file), "--search", "mcts", "--playouts", "30"]))
-    loop = GtpLoop(engine, io.BytesIO(b""), io.BytesIO())
+    loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "30")
     for line in ("boardsize 9", "clear_board", "genmove b"):
         assert ask(loop, line)[0]
-    assert engine.ponder_steps() is None
+    assert loop.engine.ponder_steps() is None
 
 
 def test_the_analysis_engine_keeps_the_nets_lead_unless_told():
