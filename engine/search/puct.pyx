@@ -286,6 +286,27 @@ cdef class PuctSearch:
         for i in range(flags.shape[0]):
             self.root_filter[i] = flags[i]
 
+
+    def mix_root_priors(self, double[::1] noise, double fraction):
+        """Self-play's exploration (AlphaZero's root noise): each root child's prior becomes
+        (1 - fraction) * prior + fraction * noise[i], noise in root_children()'s index order
+        (the root's children as expanded, pass last) and summing to one. The root must have its
+        children (a first visit made)."""
+        cdef PuctNode *root = &self.nodes[0]
+        cdef int i
+        if root.first_child < 0:
+            raise ValueError("the root has no children yet: visit it once first")
+        if noise.shape[0] != root.num_children or not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"root noise: {root.num_children} values and a fraction in [0, 1] "
+                             f"wanted, not {noise.shape[0]} and {fraction}")
+        for i in range(root.num_children):
+            self.nodes[root.first_child + i].prior = \
+                (1.0 - fraction) * self.nodes[root.first_child + i].prior + fraction * noise[i]
+
+    @property
+    def root_child_count(self):
+        """How many moves the root has (0 before its first visit)."""
+        return max(self.nodes[0].num_children, 0) if self.nodes[0].first_child >= 0 else 0
     def set_evaluation_function(self, function):
         """The net's judgement of a batch of positions (module docstring)."""
         self.evaluation_function = function

@@ -7,6 +7,7 @@ trainer (csatrain.py); the move-prediction network's game records in bulk (sgfda
 data (policydata.py), trainer (policytrain.py) with its numpy and PyTorch backends
 (policybackends.py, policywinograd.py) and `kosumi-train policy` command line (policycli.py); the
 judging net's targets from a game's end (gametargets.py), its PyTorch step and measures
-(judging.py) and its judgement of counted games (judgeeval.py).
+(judging.py) and its judgement of counted games (judgeeval.py); expert iteration, the PUCT
+search's self-play teaching the judging net (expert/, `kosumi-train selfplay`).
 
 May import: engine.rules, engine.nets, engine.search, engine.scoring, engine.play, engine.tools."""

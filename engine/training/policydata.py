@@ -27,7 +27,8 @@ positions uniformly over all of them (so from many games at once) and a random s
 `batch()` gathers each one's earlier positions for feature sets with history, and returns
 feature planes under that symmetry; `judge_targets()` the game's targets seen from the side to
 move at each position, under the same symmetry (version 2 data only; version 1 still serves the
-policy trainer).
+policy trainer). Self-play data (engine/training/expert/chunks.py) has the same layout and the
+search's visits and values beside it: `search_policy()` and `td_returns()` read them.
 """
 import json
 import math
@@ -256,6 +257,24 @@ def _load_game_arrays(base, games, size):
     return arrays
 
 
+def _load_search_arrays(base, positions, size):
+    """(visits, values) of a self-play shard (engine/training/expert/chunks.py), memory-mapped;
+    DataError naming a file that does not fit."""
+    expected = {"visits": (positions, size * size + 1), "values": (positions,)}
+    arrays = []
+    for part, shape in expected.items():
+        path = f"{base}.{part}.npy"
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise DataError(f"{path}: unreadable ({error})") from None
+        if array.shape != shape or array.dtype != np.float32:
+            raise DataError(f"{path}: {array.dtype} {array.shape} where the manifest's {positions} "
+                            f"positions need float32 {shape}")
+        arrays.append(array)
+    return tuple(arrays)
+
+
 class PolicyDataset:
     """The positions of one or more data directories, memory-mapped, for random batches."""
 
@@ -265,9 +284,12 @@ class PolicyDataset:
         self._shard_games = []        # per shard: its manifest's games count
         self._game_arrays = []        # per shard: _load_game_arrays (version 2), or None
         self._version1_directories = []
+        self._search_arrays = []      # per shard: (visits, values) of self-play data, or None
+        searched = []
         for directory in directories:
             manifest = read_manifest(directory)
             sizes.add(manifest["size"])
+            searched.append(bool(manifest.get("search_targets")))
             if manifest["version"] < 2:
                 self._version1_directories.append(str(directory))
             for shard in manifest["shards"]:
@@ -287,6 +309,8 @@ class PolicyDataset:
                 self._shard_games.append(shard["games"])
                 self._game_arrays.append(None if manifest["version"] < 2 else
                                          _load_game_arrays(base, shard["games"], manifest["size"]))
+                self._search_arrays.append(_load_search_arrays(base, n, manifest["size"])
+                                           if searched[-1] else None)
         if not self.shards:
             raise DataError(f"no positions in {', '.join(map(str, directories))}")
         if len(sizes) != 1:
@@ -296,6 +320,8 @@ class PolicyDataset:
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
         self.positions = int(self.offsets[-1])
         self._games = None            # _GameIndex, built when first asked for
+        self.has_search_targets = all(searched)
+        self._returns = {}            # td_lambda -> the lambda-returns of every position
 
     @property
     def has_targets(self):
@@ -304,9 +330,7 @@ class PolicyDataset:
 
     def _locate(self, indices):
         """(shard's arrays, index in the shard) of each global position index."""
-        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
-        return [(self.shards[shard], int(index - self.offsets[shard]))
-                for index, shard in zip(indices, shard_of)]
+        return [(self.shards[shard], local) for shard, local in self._shard_locals(indices)]
 
     def gather(self, indices, history):
         """(records (B, history + 1, RECORD_PLANES, S*S), moves, own) of global position indices."""
@@ -360,10 +384,12 @@ class PolicyDataset:
         games = self._game_index()
         return games.ends[games.game_of(indices)] - 1 - indices
 
-    def judge_targets(self, indices, symmetry=0):
+    def judge_targets(self, indices, symmetry=0, td_lambda=1.0):
         """The JudgeTargets of global position indices, from the side to move's point of view,
-        the ownership under the board symmetry as batch() turns the planes. DataError naming a
-        directory of version 1 data."""
+        the ownership under the board symmetry as batch() turns the planes. td_lambda below 1:
+        the value target of self-play positions is the lambda-return of the search's values
+        along the game (td_returns()), 1: the result. DataError naming a directory of version 1
+        data."""
         if self._version1_directories:
             raise DataError(f"{self._version1_directories[0]}: prepared by an older kosumi "
                             f"without result targets: prepare it again with "
@@ -380,11 +406,48 @@ class PolicyDataset:
         ownership = ownership.reshape(len(indices), self.size, self.size)
         if symmetry:
             ownership = np.ascontiguousarray(transform(ownership, symmetry))
+        value = (winner * side > 0).astype(np.float32)
+        if td_lambda < 1.0 and self.has_search_targets:
+            black = self.td_returns(td_lambda)[indices]
+            value = np.where(side > 0, black, 1.0 - black).astype(np.float32)
         return JudgeTargets(
             komi=(-side * games.komi[game]).astype(np.float32),
-            value=(winner * side > 0).astype(np.float32), value_known=winner != 0,
+            value=value, value_known=winner != 0,
             score=np.where(score_known, side * margin, 0).astype(np.float32),
             score_known=score_known, ownership=ownership, ownership_known=ownership_known)
+
+    def search_policy(self, indices, symmetry=0):
+        """float32 (B, S*S + 1): the self-play search's visit shares at each position, by move
+        index under the board symmetry (batch()'s frame); a row of zeros where the search was
+        cheap (no policy target)."""
+        shares = np.stack([self._search_arrays[shard][0][local] for shard, local in
+                           self._shard_locals(indices)]).astype(np.float32)
+        if not symmetry:
+            return shares
+        turned = np.empty_like(shares)
+        turned[:, move_permutation(self.size, symmetry)] = shares
+        return turned
+
+    def td_returns(self, td_lambda):
+        """float64 (positions,): each self-play position's lambda-return for Black, Sutton's
+        G_t = (1 - lambda) v_(t+1) + lambda G_(t+1) over the search's values v along its game,
+        the result (1 Black won, 0 White, 1/2 none) after the last position."""
+        if td_lambda not in self._returns:
+            games = self._game_index()
+            values = np.concatenate([arrays[1] for arrays in self._search_arrays]).astype(float)
+            returns = np.empty(self.positions)
+            for start, end, winner in zip(games.starts, games.ends, games.winner):
+                following = (1.0 + winner) / 2.0
+                for t in range(end - 1, start - 1, -1):
+                    returns[t] = following
+                    following = (1.0 - td_lambda) * values[t] + td_lambda * following
+            self._returns[td_lambda] = returns
+        return self._returns[td_lambda]
+
+    def _shard_locals(self, indices):
+        """(shard number, index in the shard) of each global position index."""
+        shard_of = np.searchsorted(self.offsets, indices, side="right") - 1
+        return [(int(shard), int(index - self.offsets[shard])) for index, shard in zip(indices, shard_of)]
 
     def _own_and_ownership(self, indices, game):
         """(own uint8 (B,), Black's ownership int8 (B, S*S)) of positions and their games, read

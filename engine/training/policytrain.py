@@ -52,7 +52,8 @@ LOG = "log.jsonl"
 
 
 # the schedule, where it ends, averaging, the judging net's heads' share of the rate
-RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay", "head_rate_scale", "head_optimizer")
+RESUMABLE_CHANGES = ("steps", "learning_rate", "average_decay", "head_rate_scale", "head_optimizer",
+                     "td_lambda")
 STACK_RATES = "0.01@0,0.003@150000,0.001@300000"
 DEFAULT_RATES = {"sn2008": "0.1@0,0.01@3000", "conv": STACK_RATES, "res": STACK_RATES, JUDGE: STACK_RATES}
 TRAINABLE = KINDS + (JUDGE,)     # the policy nets, and the judging net (engine/nets/judge.py)
@@ -118,6 +119,9 @@ class PolicySettings:
     head_optimizer: str = field(default="sgd", metadata={
         "help": "judge: the heads' optimizer: sgd (the trunk's) or adam (at head_rate_scale "
                 "times the rate: 0.5 for Adam's usual 0.001 at a rate of 0.002)"})
+    td_lambda: float = field(default=1.0, metadata={
+        "help": "judge, self-play data: the value's target is the lambda-return of the search's "
+                "values along the game (TD(lambda), as the seeds train); 1: the game's result"})
     average_decay: float = field(default=0.0, metadata={
         "help": "keep an exponential moving average of the weights, this decay an update (0.999: "
                 "about the last 1,000 updates); evaluations, best.npz and average.npz take the "
@@ -152,6 +156,8 @@ class PolicySettings:
             raise ValueError(f"head_rate_scale {self.head_rate_scale}: must be above 0")
         if self.owned_lead not in (0, 1):
             raise ValueError(f"owned_lead {self.owned_lead}: 0 or 1")
+        if not 0.0 <= self.td_lambda <= 1.0:
+            raise ValueError(f"td_lambda {self.td_lambda}: must be in [0, 1]")
         if self.head_optimizer not in HEAD_OPTIMIZERS:
             raise ValueError(f"head_optimizer {self.head_optimizer!r}: choose from {HEAD_OPTIMIZERS}")
 
@@ -375,8 +381,10 @@ class PolicyRun:
                 indices, symmetry = next(draws)
                 planes, moves = dataset.batch(self.settings.feature_set, indices, symmetry)
                 targets = teachers.targets(dataset, indices, symmetry, moves, self.rng) if teachers else None
+                if targets is None and dataset.has_search_targets:
+                    targets = dataset.search_policy(indices, symmetry)
                 if self.judging:
-                    judged = dataset.judge_targets(indices, symmetry)
+                    judged = dataset.judge_targets(indices, symmetry, self.settings.td_lambda)
                     loss, top1 = backend.step(judge_planes(planes, judged.komi), moves,
                                               self.settings.rate_at(self.step), targets, judged)
                     for head, value in backend.head_losses.items():

@@ -12,6 +12,9 @@ Usage (`run` may be left out: the forms without a subcommand are run's):
                       [--protocol kosumi|neurogo]               match checkpoints (evals.jsonl)
     kosumi-train policy {data,train,eval,plot} ...              the move-prediction network
                                                                 (engine/training/policycli.py)
+    kosumi-train selfplay {run,history} ...                     expert iteration: the PUCT search's
+                                                                self-play teaches the judging net
+                                                                (engine/training/expert/cli.py)
     kosumi-train csa {generate,train,evaluate,relabel} ...      CSA*'s labelled data and classifier
                                                                 (engine/training/scoredata.py, also
                                                                 python -m engine.training.scoredata)
@@ -268,6 +271,9 @@ def main(argv=None):
     if command == "policy":
         from engine.training.policycli import main as policy_main
         return policy_main(argv[1:])
+    if command == "selfplay":
+        from engine.training.expert.cli import main as selfplay_main
+        return selfplay_main(argv[1:])
     if command == "csa":
         from engine.training.scoredata import main as csa_main
         return csa_main(argv[1:], prog="kosumi-train csa")

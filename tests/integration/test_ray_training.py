@@ -3,6 +3,7 @@ of two CPUs shared by the module: the same run as the local pool with one game p
 and with several, dead actors and the games of their calls, actors that cannot start, stale
 weights, stopping and resuming; no Ray at all without --ray, and clear exits without Ray
 installed or without a cluster at the address."""
+import dataclasses
 import json
 import signal
 import socket
@@ -244,3 +245,34 @@ def test_an_address_where_no_cluster_answers_is_refused_at_once(tmp_path):
     with pytest.raises(SystemExit, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
         train.main(["--run-dir", str(tmp_path / "run"), "--ray", f"127.0.0.1:{port}"])
     assert not (tmp_path / "run").exists()
+
+
+def test_expert_iterations_workers_as_ray_actors_write_chunks_and_a_dead_one_is_replaced(
+        ray_address, tmp_path):
+    """kosumi-train selfplay run --ray: the driver feeds Ray actors as it feeds local processes
+    (engine/training/expert/pool.py); an actor killed mid-run loses its chunk and a new one
+    plays on."""
+    from engine.training.expert.games import SelfPlaySettings
+    from engine.training.expert.pool import Driver, RayPool
+    from engine.training.expert.run import ExpertRun, ExpertSettings
+    from tests.unit.nets.test_judge_net import trained_like
+    run = ExpertRun.create(tmp_path / "run", trained_like(), ExpertSettings(size=5, chunk_games=1),
+                           SelfPlaySettings(visits=8, cheap_visits=2, precision="fp32"), {})
+    options = (dataclasses.asdict(run.selfplay), 5, 1)
+    pool = RayPool(options, 2, ray_address)
+    messages = []
+    driver = Driver(run, pool, 2, log=messages.append)
+    driver.start()
+    try:
+        deadline = time.monotonic() + 120
+        while run.games() < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ray.kill(pool.actors[0], no_restart=True)
+        while (run.games() < 6 or not messages) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        driver.stop()
+    assert driver.error is None
+    assert messages and "worker 0" in messages[0] and "a new worker takes its place" in messages[0]
+    workers = {path.name.split("-")[2] for path, _ in run.chunks()}
+    assert run.games() >= 6 and workers == {"w000", "w001"}

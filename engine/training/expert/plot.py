@@ -1,0 +1,43 @@
+"""The history of an expert-iteration run (run.py's history.jsonl) as a picture: against the
+run's hours, the games played, each new net's gate score (accepted or not), and the self-play
+games' Black wins and length."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402 (after the backend is chosen)
+
+
+def plot_history(run, out):
+    """Writes the plot to out; returns out."""
+    history = run.history()
+    hours = [entry["time"] / 3600 for entry in history]
+    figure, (games, gate, games_stats) = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
+    games.plot(hours, [entry["games"] for entry in history], marker=".")
+    games.set_ylabel("self-play games")
+    gated = [(hour, entry) for hour, entry in zip(hours, history) if "gate_games" in entry]
+    for accepted, marker in ((True, "o"), (False, "x")):
+        points = [(hour, entry["gate_wins"] / entry["gate_games"]) for hour, entry in gated
+                  if entry["accepted"] == accepted]
+        if points:
+            gate.scatter(*zip(*points), marker=marker, label="accepted" if accepted else "rejected")
+    gate.axhline(run.settings.gate_threshold, color="grey", linestyle=":")
+    gate.set_ylim(0, 1)
+    gate.set_ylabel("gate: new net's share")
+    if gated:
+        gate.legend()
+    stats = [(hour, entry) for hour, entry in zip(hours, history) if "mean_moves" in entry]
+    if stats:
+        games_stats.plot([hour for hour, _ in stats], [e["black_win_share"] for _, e in stats],
+                         marker=".", label="Black's wins")
+        length = games_stats.twinx()
+        length.plot([hour for hour, _ in stats], [e["mean_moves"] for _, e in stats],
+                    marker=".", color="tab:orange", label="moves a game")
+        length.set_ylabel("moves a game")
+    games_stats.set_ylim(0, 1)
+    games_stats.set_ylabel("Black's share of the wins")
+    games_stats.set_xlabel("hours")
+    figure.suptitle(f"self-play run {run.dir.name}: {len(history) - 1} nets")
+    figure.tight_layout()
+    figure.savefig(out, dpi=90)
+    plt.close(figure)
+    return out
