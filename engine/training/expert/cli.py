@@ -5,7 +5,10 @@
     kosumi-train selfplay run --resume RUN [--workers K] [--ray ADDRESS|local] [--nets N]
                                                     go on: K local worker processes (default 1)
                                                     or K Ray actors, the learner in this process
-    kosumi-train selfplay history RUN [--out PNG]  the nets of a run, and its plot
+    kosumi-train selfplay eval RUN --nets 0,4 [--opponent gnugo-10] [--games 20] [--visits 200]
+                                                    nets of a run against a fixed opponent
+                                                    (strength.py), to its strength.jsonl
+    kosumi-train selfplay history RUN [--out PNG]  the nets of a run, their strength, the plot
 
 A run goes on until interrupted (SIGINT or SIGTERM: the learner checkpoints, the workers drop the
 games under way) or until it has N nets beyond its first (--nets).
@@ -19,6 +22,7 @@ from engine.nets.weights import WeightFileError
 from engine.training.expert.games import SelfPlaySettings
 from engine.training.expert.pool import Driver, LocalPool, RayPool
 from engine.training.expert.run import ExpertRun, ExpertSettings, describe
+from engine.training.expert.strength import describe_strength, measure, strengths
 from engine.training.policybackends import PRECISIONS
 from engine.training.policydata import DataError
 from engine.training.policytrain import PolicySettings, Stop
@@ -57,6 +61,12 @@ def build_parser():
     _add_fields(run.add_argument_group("self-play games (new runs)"), dataclasses.fields(SelfPlaySettings))
     _add_fields(run.add_argument_group("the learner (new runs)"),
                 [spec for spec in dataclasses.fields(PolicySettings) if spec.name in TRAINER_OPTIONS])
+    evaluate = commands.add_parser("eval", help="nets of a run against a fixed opponent")
+    evaluate.add_argument("run")
+    evaluate.add_argument("--nets", required=True, help="net numbers, comma-separated (accepted nets)")
+    evaluate.add_argument("--opponent", default="gnugo-10", help="gnugo-LEVEL or net-N (default gnugo-10)")
+    evaluate.add_argument("--games", type=int, default=20, help="games a match (default 20)")
+    evaluate.add_argument("--visits", type=int, default=200, help="the nets' visits a move (default 200)")
     history = commands.add_parser("history", help="the nets of a run")
     history.add_argument("run")
     history.add_argument("--out", help="also plot the run's history to this PNG")
@@ -116,13 +126,28 @@ def _history(args, parser):
     except ValueError as error:
         parser.error(str(error))
     print(describe(run.history()))
+    for line in strengths(run):
+        print(describe_strength(line))
     if args.out:
         from engine.training.expert.plot import plot_history
         print(plot_history(run, args.out))
     return 0
 
 
+def _eval(args, parser):
+    if args.games < 1 or args.visits < 1:
+        parser.error("--games and --visits must be at least 1")
+    try:
+        run = ExpertRun(args.run)
+        numbers = [int(text) for text in args.nets.split(",")]
+        for number in numbers:
+            print(describe_strength(measure(run, number, args.opponent, args.games, args.visits)))
+    except ValueError as error:
+        parser.error(str(error))
+    return 0
+
+
 def main(argv):
     parser = build_parser()
     args = parser.parse_args(argv)
-    return (_run if args.command == "run" else _history)(args, parser)
+    return {"run": _run, "eval": _eval, "history": _history}[args.command](args, parser)

@@ -293,3 +293,21 @@ def test_bad_settings_are_refused():
     for bad in (dict(size=3), dict(games_per_net=0), dict(gate_threshold=2.0)):
         with pytest.raises(ValueError):
             ExpertSettings(**bad)
+
+
+def test_the_strength_of_a_net_against_a_fixed_opponent_goes_to_the_history(new_run, capsys):
+    run = new_run()
+    assert cli.main(["eval", str(run.dir), "--nets", "0", "--opponent", "net-0", "--games", "2",
+                     "--visits", "4"]) == 0
+    line = json.loads((run.dir / "strength.jsonl").read_text())
+    assert line["net"] == 0 and line["games"] == 2 and line["opponent"] == "net-0"
+    assert line["wins"] + line["draws"] <= 2 and line["time"] == 0.0
+    assert "net 0 vs net-0 at 4 visits: " in capsys.readouterr().out
+    assert cli.main(["history", str(run.dir)]) == 0
+    assert "net 0 vs net-0" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["eval", str(run.dir), "--nets", "0", "--opponent", "pachi"])
+    assert "gnugo-LEVEL or net-N" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["eval", str(run.dir), "--nets", "7"])
+    assert "no net 7" in capsys.readouterr().err
