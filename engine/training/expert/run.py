@@ -120,9 +120,10 @@ class ExpertRun:
             {"expert": dataclasses.asdict(settings), "selfplay": dataclasses.asdict(selfplay)},
             indent=1) + "\n")
         PolicyRun.create(run_dir / LEARNER, trainer, start_net)
+        # the learner resumes from its weight file: the first one is the starting net
+        for path in (run_dir / LEARNER / WEIGHTS, run_dir / NETS / net_name(0)):
+            save_policy(path, start_net, settings.size, 0, 0, {"step": 0, "self_play": "the starting net"})
         run = cls(run_dir)
-        save_policy(run.dir / NETS / net_name(0), start_net, settings.size, 0, 0,
-                    {"self_play": "the starting net"})
         run._record({"net": 0, "accepted": True, "games": 0, "steps": 0, "time": 0.0})
         return run
 

@@ -21,6 +21,7 @@ from engine.training.expert.games import SelfPlayGame, SelfPlaySettings, play_ga
 from engine.training.expert.pool import Driver, ExpertWorker, LocalPool
 from engine.training.expert.run import CURRENT, NETS, ExpertRun, ExpertSettings, gate, net_name
 from engine.training.policydata import PolicyDataset
+from engine.training.policytrain import PolicyRun
 from tests.unit.nets.test_judge_net import trained_like
 from tests.unit.training.test_policy_training import needs_torch
 
@@ -146,6 +147,10 @@ def play_chunks(run, count, worker=0):
 def test_the_learner_trains_a_net_every_few_games_on_its_window(new_run):
     run = new_run()
     assert [entry["net"] for entry in run.history()] == [0] and run.current_net() == 0
+    start = trained_like()          # the learner goes on from the starting net
+    learner = PolicyRun.resume(run.dir / "learner")
+    assert learner.step == 0 and all(np.array_equal(learner.net.params[name], value)
+                                     for name, value in start.params.items())
     play_chunks(run, 1)
     assert len(run.learn(wait=False)) == 1            # 2 games: too few for a net
     play_chunks(run, 2)
