@@ -57,13 +57,17 @@ def progress_printer(every=500):
     return progress
 
 
-def _add_settings(parser):
-    """One option per PolicySettings field, its default and help from the field."""
-    group = parser.add_argument_group("training settings (new runs)")
-    for spec in dataclasses.fields(PolicySettings):
-        kind = type(spec.default)
-        group.add_argument(f"--{spec.name.replace('_', '-')}", type=kind, default=None,
+def add_field_options(group, fields):
+    """One option per dataclass field, its default and help from the field (None when not
+    given, so that a resumed run can tell what was)."""
+    for spec in fields:
+        group.add_argument(f"--{spec.name.replace('_', '-')}", type=type(spec.default), default=None,
                            help=f"{spec.metadata['help']} (default: {spec.default!r})")
+
+
+def _add_settings(parser):
+    add_field_options(parser.add_argument_group("training settings (new runs)"),
+                      dataclasses.fields(PolicySettings))
 
 
 def _add_measure_options(parser, weights, games):

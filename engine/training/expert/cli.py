@@ -24,6 +24,7 @@ from engine.training.expert.pool import Driver, LocalPool, RayPool
 from engine.training.expert.run import ExpertRun, ExpertSettings, describe
 from engine.training.expert.strength import describe_strength, measure, strengths
 from engine.training.policybackends import PRECISIONS
+from engine.training.policycli import add_field_options
 from engine.training.policydata import DataError
 from engine.training.policytrain import PolicySettings, Stop
 
@@ -31,12 +32,6 @@ from engine.training.policytrain import PolicySettings, Stop
 # architecture, and PolicySettings' defaults)
 TRAINER_OPTIONS = ("batch_size", "learning_rate", "momentum", "weight_decay", "td_lambda",
                    "value_weight", "score_weight", "ownership_weight")
-
-
-def _add_fields(group, fields):
-    for spec in fields:
-        group.add_argument(f"--{spec.name.replace('_', '-')}", type=type(spec.default), default=None,
-                           help=f"{spec.metadata['help']} (default: {spec.default!r})")
 
 
 def build_parser():
@@ -57,9 +52,9 @@ def build_parser():
     run.add_argument("--learner-precision", default="fp32", choices=PRECISIONS,
                      help="the learner's step: bf16 on CPUs with AVX-512 BF16 (kosumi-train policy "
                           "train --precision)")
-    _add_fields(run.add_argument_group("the run's loop (new runs)"), dataclasses.fields(ExpertSettings))
-    _add_fields(run.add_argument_group("self-play games (new runs)"), dataclasses.fields(SelfPlaySettings))
-    _add_fields(run.add_argument_group("the learner (new runs)"),
+    add_field_options(run.add_argument_group("the run's loop (new runs)"), dataclasses.fields(ExpertSettings))
+    add_field_options(run.add_argument_group("self-play games (new runs)"), dataclasses.fields(SelfPlaySettings))
+    add_field_options(run.add_argument_group("the learner (new runs)"),
                 [spec for spec in dataclasses.fields(PolicySettings) if spec.name in TRAINER_OPTIONS])
     evaluate = commands.add_parser("eval", help="nets of a run against a fixed opponent")
     evaluate.add_argument("run")

@@ -38,34 +38,35 @@ _OWNER_VALUE = {BLACK: 1, WHITE: -1}
 SEARCH_CACHE = 50_000      # judged positions a player remembers (a kept tree asks again)
 
 
-def _help(text):
+def described(text):
+    """A settings field's metadata: its help (the command line's option says it)."""
     return {"help": text}
 
 
 @dataclass
 class SelfPlaySettings:
     """How a self-play game is searched and explored (module docstring)."""
-    visits: int = field(default=200, metadata=_help("visits of a full search"))
-    cheap_visits: int = field(default=40, metadata=_help(
+    visits: int = field(default=200, metadata=described("visits of a full search"))
+    cheap_visits: int = field(default=40, metadata=described(
         "visits of a cheap search (playout-cap randomisation); 0: every move a full search"))
-    full_share: float = field(default=0.25, metadata=_help("the share of moves searched in full"))
-    noise_alpha: float = field(default=0.0, metadata=_help(
+    full_share: float = field(default=0.25, metadata=described("the share of moves searched in full"))
+    noise_alpha: float = field(default=0.0, metadata=described(
         "the root noise's Dirichlet alpha; 0: 10 / the board's points (AlphaZero's 0.03 on 19x19 "
         "is about 10 / 361)"))
-    noise_fraction: float = field(default=0.25, metadata=_help("the noise's share of a root prior"))
-    sampled_moves: int = field(default=-1, metadata=_help(
+    noise_fraction: float = field(default=0.25, metadata=described("the noise's share of a root prior"))
+    sampled_moves: int = field(default=-1, metadata=described(
         "the first moves drawn in proportion to the visits; -1: a tenth of the board's points"))
-    resign_below: float = field(default=0.05, metadata=_help(
+    resign_below: float = field(default=0.05, metadata=described(
         "resign when the chance to win stays under this (0: never)"))
-    resign_after: int = field(default=3, metadata=_help("... for this many of the side's moves"))
-    no_resign_share: float = field(default=0.1, metadata=_help(
+    resign_after: int = field(default=3, metadata=described("... for this many of the side's moves"))
+    no_resign_share: float = field(default=0.1, metadata=described(
         "the share of games played out without resigning, to check the resignations"))
-    max_moves: int = field(default=0, metadata=_help("moves before the board is counted as it "
+    max_moves: int = field(default=0, metadata=described("moves before the board is counted as it "
                                                      "stands; 0: three times the points"))
-    komi: float = field(default=7.0, metadata=_help("komi"))
-    precision: str = field(default="bf16", metadata=_help(
+    komi: float = field(default=7.0, metadata=described("komi"))
+    precision: str = field(default="bf16", metadata=described(
         "the net's products in play: bf16 (about twice as fast on one core) or fp32"))
-    playout_weight: float = field(default=0.0, metadata=_help(
+    playout_weight: float = field(default=0.0, metadata=described(
         "the playouts' share of a new node's chance to win (the play search's "
         "--puct-playout-weight; 0: the net alone, faster)"))
 

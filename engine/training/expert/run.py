@@ -34,7 +34,7 @@ from engine.nets.evaluator import JudgeEvaluator
 from engine.nets.judge import JudgeNet
 from engine.nets.policy import save_policy
 from engine.training.expert.chunks import chunk_directories, chunk_name, chunk_number, write_chunk
-from engine.training.expert.games import SEARCH_CACHE, play_game, settings_from
+from engine.training.expert.games import SEARCH_CACHE, described, play_game, settings_from
 from engine.training.policydata import read_manifest
 from engine.training.policytrain import WEIGHTS, PolicyRun, PolicySettings, net_settings
 
@@ -43,26 +43,22 @@ NETS, GAMES, LEARNER, HISTORY, CURRENT = "nets", "games", "learner", "history.js
 POLL_SECONDS = 2.0
 
 
-def _help(text):
-    return {"help": text}
-
-
 @dataclass
 class ExpertSettings:
     """A run's loop: how many games make a net, what the learner draws from, the gate."""
-    size: int = field(default=9, metadata=_help("board size"))
-    games_per_net: int = field(default=200, metadata=_help("new games before the next net"))
-    window_games: int = field(default=2000, metadata=_help(
+    size: int = field(default=9, metadata=described("board size"))
+    games_per_net: int = field(default=200, metadata=described("new games before the next net"))
+    window_games: int = field(default=2000, metadata=described(
         "the learner draws from the most recent this many games"))
-    steps_per_net: int = field(default=500, metadata=_help("the learner's updates per net"))
-    chunk_games: int = field(default=4, metadata=_help("games a worker writes at a time"))
-    gate_games: int = field(default=0, metadata=_help(
+    steps_per_net: int = field(default=500, metadata=described("the learner's updates per net"))
+    chunk_games: int = field(default=4, metadata=described("games a worker writes at a time"))
+    gate_games: int = field(default=0, metadata=described(
         "games of a new net against the current one before the workers take it; 0: no gate, "
         "every net taken (KataGo)"))
-    gate_threshold: float = field(default=0.55, metadata=_help(
+    gate_threshold: float = field(default=0.55, metadata=described(
         "the share of gate games a new net must win (Leela Zero's 0.55)"))
-    gate_visits: int = field(default=100, metadata=_help("visits a move in gate games"))
-    seed: int = field(default=1, metadata=_help("random seed of the workers' and gates' games"))
+    gate_visits: int = field(default=100, metadata=described("visits a move in gate games"))
+    seed: int = field(default=1, metadata=described("random seed of the workers' and gates' games"))
 
     def __post_init__(self):
         if not 5 <= self.size <= 19:
