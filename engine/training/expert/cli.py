@@ -107,11 +107,13 @@ def _run(args, parser):
     driver.start()
     try:
         with Stop() as stop:
-            history = run.learn(stop, args.nets, args.learner_threads, idle=idle,
-                                precision=args.learner_precision)
+            run.learn(stop, args.nets, args.learner_threads, idle=idle,
+                      precision=args.learner_precision,
+                      report=lambda text: print(text, file=sys.stderr, flush=True))
     finally:
         driver.stop()
-    print(describe(history[-3:]), file=sys.stderr)
+    print(f"kosumi-train selfplay: stopped with net {run.current_net()} playing, {run.games()} games",
+          file=sys.stderr)
     return 0
 
 

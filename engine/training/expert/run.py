@@ -175,12 +175,12 @@ class ExpertRun:
     # ------------------------------------------------------------------ the learner
 
     def learn(self, stop=None, nets=None, threads=1, wait=True, idle=lambda: None,
-              precision="fp32"):
+              precision="fp32", report=None):
         """Train a net every games_per_net new games, gate it, and let the workers have it when
         accepted; until stop.requested, or until the run has `nets` nets beyond the first (None:
         no end), or (wait False) until too few new games are there. idle(): called while the
         learner waits for games (it may raise to end the loop). threads, precision: the training
-        step's (policytrain.py). Returns the history."""
+        step's (policytrain.py). report(text): told of each new net. Returns the history."""
         started = time.monotonic()
         elapsed_before = self.history()[-1]["time"]
         while not (stop and stop.requested):
@@ -212,7 +212,11 @@ class ExpertRun:
             if entry["accepted"]:
                 _copy_atomic(candidate, self.dir / NETS / net_name(number))
             entry["time"] = round(elapsed_before + time.monotonic() - started, 1)
+            entry["games_per_hour"] = round(3600 * (games - history[-1]["games"]) /
+                                            max(entry["time"] - history[-1]["time"], 1e-3))
             self._record(entry)
+            if report:
+                report(describe([entry]))
         return self.history()
 
     def _window(self, chunks):
@@ -291,6 +295,7 @@ def describe(history):
         gate_text = f", gate {entry['gate_wins']:g}/{entry['gate_games']}" if "gate_games" in entry else ""
         lines.append(f"net {entry['net']}: {'accepted' if entry['accepted'] else 'rejected'}{gate_text}; "
                      f"{entry['games']} games, {entry['steps']} updates, {entry['time']:.0f} s"
+                     + (f" ({entry['games_per_hour']} games/h)" if "games_per_hour" in entry else "")
                      + (f"; Black won {entry['black_win_share']:.0%}, {entry['mean_moves']:.0f} moves a game, "
                         f"{entry['resigned_share']:.0%} resigned ({entry['wrong_resignations']} of "
                         f"{entry['checked_resignations']} checked wrong)"

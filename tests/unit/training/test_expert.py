@@ -264,6 +264,8 @@ def test_the_command_line_starts_resumes_and_describes_a_run(tmp_path, capsys):
             "--games-per-net", "2", "--steps-per-net", "3", "--chunk-games", "2", "--visits", "8",
             "--cheap-visits", "2", "--precision", "fp32", "--batch-size", "8", "--nets", "1"]
     assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    assert "net 1: accepted; 2 games, 3 updates" in err and "games/h" in err
     run = ExpertRun(run_dir)
     assert [entry["net"] for entry in run.history()] == [0, 1]
     assert json.loads((run_dir / NETS / CURRENT).read_text()) == {"net": 1}
