@@ -5,6 +5,7 @@ line."""
 import dataclasses
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -265,7 +266,7 @@ def test_the_command_line_starts_resumes_and_describes_a_run(tmp_path, capsys):
             "--cheap-visits", "2", "--precision", "fp32", "--batch-size", "8", "--nets", "1"]
     assert cli.main(argv) == 0
     err = capsys.readouterr().err
-    assert "net 1: accepted; 2 games, 3 updates" in err and "games/h" in err
+    assert re.search(r"net 1: accepted; \d+ games, 3 updates, \d+ s \(\d+ games/h\)", err), err
     run = ExpertRun(run_dir)
     assert [entry["net"] for entry in run.history()] == [0, 1]
     assert json.loads((run_dir / NETS / CURRENT).read_text()) == {"net": 1}
