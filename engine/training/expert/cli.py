@@ -1,7 +1,8 @@
 """kosumi-train selfplay: expert iteration, the search teaching the judging net (run.py).
 
-    kosumi-train selfplay run --run-dir RUN --from-weights JUDGE.npz [--size 9] [settings]
-                                                    a new run from a judging net, then runs it
+    kosumi-train selfplay run --run-dir RUN --from-weights NET.npz [--size 9] [settings]
+                                                    a new run from a judging net (or a res
+                                                    policy net's trunk and move head), then runs it
     kosumi-train selfplay run --resume RUN [--workers K] [--ray ADDRESS|local] [--nets N]
                                                     go on: K local worker processes (default 1)
                                                     or K Ray actors, the learner in this process
@@ -17,7 +18,6 @@ import argparse
 import dataclasses
 import sys
 
-from engine.nets.judge import load_judge
 from engine.nets.weights import WeightFileError
 from engine.training.expert.games import SelfPlaySettings
 from engine.training.expert.pool import Driver, LocalPool, RayPool
@@ -26,7 +26,7 @@ from engine.training.expert.strength import describe_strength, measure, strength
 from engine.training.policybackends import PRECISIONS
 from engine.training.policycli import add_field_options
 from engine.training.policydata import DataError
-from engine.training.policytrain import PolicySettings, Stop
+from engine.training.policytrain import JUDGE, PolicySettings, Stop, starting_net
 
 # the learner's settings a new run takes from the command line (the rest: the starting net's
 # architecture, and PolicySettings' defaults)
@@ -42,7 +42,9 @@ def build_parser():
     where = run.add_mutually_exclusive_group(required=True)
     where.add_argument("--run-dir", help="a new run's directory")
     where.add_argument("--resume", help="continue this run")
-    run.add_argument("--from-weights", help="a new run's first net: a judging net's weight file")
+    run.add_argument("--from-weights", help="a new run's first net: a judging net's weight file, "
+                                            "or a res policy net's (its trunk and move head, "
+                                            "the other heads new)")
     run.add_argument("--workers", type=int, default=1, help="self-play workers (default 1)")
     run.add_argument("--ray", metavar="ADDRESS", help="the workers as Ray actors: a cluster's "
                                                      "HOST:PORT, auto, or local (a Ray of this machine)")
@@ -87,7 +89,7 @@ def _run(args, parser):
         else:
             if not args.from_weights:
                 parser.error("a new run starts from a judging net: --from-weights")
-            net, _ = load_judge(args.from_weights)
+            net, _ = starting_net(args.from_weights, JUDGE)
             run = ExpertRun.create(args.run_dir, net, ExpertSettings(**_given(args, ExpertSettings)),
                                    SelfPlaySettings(**_given(args, SelfPlaySettings)),
                                    _given(args, PolicySettings, TRAINER_OPTIONS))

@@ -319,3 +319,14 @@ def test_the_strength_of_a_net_against_a_fixed_opponent_goes_to_the_history(new_
     with pytest.raises(SystemExit):
         cli.main(["eval", str(run.dir), "--nets", "7"])
     assert "no net 7" in capsys.readouterr().err
+
+
+def test_a_run_starts_from_a_res_policy_nets_trunk_and_move_head(tmp_path):
+    from engine.nets.judge import load_judge
+    from engine.nets.policy import PolicyNet
+    policy = PolicyNet({"kind": "res", "channels": 4, "layers": 3, "first_kernel": 3}, "rich", seed=2)
+    save_policy(tmp_path / "res.npz", policy, SIZE, 0, 0)
+    assert cli.main(["run", "--run-dir", str(tmp_path / "run"), "--from-weights",
+                     str(tmp_path / "res.npz"), "--size", "5", "--nets", "0"]) == 0
+    net, _ = load_judge(tmp_path / "run" / NETS / net_name(0))
+    assert np.array_equal(net.params["output.w"], policy.params["output.w"])
