@@ -47,6 +47,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+from engine.search.rootstate cimport move_flags, sorted_contains, sorted_hashes
 from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
@@ -173,14 +174,9 @@ cdef class PuctSearch:
         self._clear_root_statistics()
 
     cdef void _set_seen(self, seen_hashes) except *:
-        hashes = sorted({int(h) for h in seen_hashes})
         free(self.seen)
-        self.seen = <hash_t *> malloc(max(len(hashes), 1) * sizeof(hash_t))
-        if self.seen == NULL:
-            raise MemoryError()
-        for i, h in enumerate(hashes):
-            self.seen[i] = h
-        self.num_seen = len(hashes)
+        self.seen = NULL
+        self.seen = sorted_hashes(seen_hashes, &self.num_seen)
 
     cdef void _init_node(self, int index, loc_t move, int parent, hash_t h) noexcept nogil:
         cdef PuctNode *n = &self.nodes[index]
@@ -275,17 +271,8 @@ cdef class PuctSearch:
         flags (the last one: pass), or None for no restriction."""
         free(self.root_filter)
         self.root_filter = NULL
-        if permitted is None:
-            return
-        flags = np.ascontiguousarray(permitted, dtype=np.uint8)
-        if flags.shape != (self.root_board.num_locs + 1,):
-            raise ValueError("the root filter needs one flag per point and one for pass")
-        self.root_filter = <unsigned char *> malloc(flags.shape[0])
-        if self.root_filter == NULL:
-            raise MemoryError()
-        for i in range(flags.shape[0]):
-            self.root_filter[i] = flags[i]
-
+        if permitted is not None:
+            self.root_filter = move_flags(permitted, self.root_board.num_locs + 1)
 
     def mix_root_priors(self, double[::1] noise, double fraction):
         """Self-play's exploration (AlphaZero's root noise): each root child's prior becomes
@@ -307,6 +294,7 @@ cdef class PuctSearch:
     def root_child_count(self):
         """How many moves the root has (0 before its first visit)."""
         return max(self.nodes[0].num_children, 0) if self.nodes[0].first_child >= 0 else 0
+
     def set_evaluation_function(self, function):
         """The net's judgement of a batch of positions (module docstring)."""
         self.evaluation_function = function
@@ -314,15 +302,8 @@ cdef class PuctSearch:
     # --- descents -----------------------------------------------------------------------------
 
     cdef bint _superko_repeat(self, hash_t h, int node) noexcept nogil:
-        cdef int low = 0, high = self.num_seen - 1, middle
-        while low <= high:
-            middle = (low + high) // 2
-            if self.seen[middle] == h:
-                return True
-            if self.seen[middle] < h:
-                low = middle + 1
-            else:
-                high = middle - 1
+        if sorted_contains(self.seen, self.num_seen, h):
+            return True
         while node >= 0:
             if self.nodes[node].hash == h:
                 return True

@@ -47,6 +47,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
+from engine.search.rootstate cimport move_flags, sorted_contains, sorted_hashes
 from engine.rules.board cimport Board, hash_t, LEGAL
 from engine.rules.types cimport EMPTY as C_EMPTY, BLACK as C_BLACK, WHITE as C_WHITE
 from engine.rules.types cimport loc_t, MAX_LOCS, PASS_LOC, NO_LOC
@@ -177,14 +178,9 @@ cdef class TreeSearch:
             self.replies.clear()
 
     cdef void _set_seen(self, seen_hashes) except *:
-        hashes = sorted({int(h) for h in seen_hashes})
         free(self.seen)
-        self.seen = <hash_t *> malloc(max(len(hashes), 1) * sizeof(hash_t))
-        if self.seen == NULL:
-            raise MemoryError()
-        for i, h in enumerate(hashes):
-            self.seen[i] = h
-        self.num_seen = len(hashes)
+        self.seen = NULL
+        self.seen = sorted_hashes(seen_hashes, &self.num_seen)
 
     cdef void _init_node(self, int index, loc_t move, int parent, hash_t h) noexcept nogil:
         cdef Node *n = &self.nodes[index]
@@ -287,16 +283,8 @@ cdef class TreeSearch:
         flags (the last one: pass), or None for no restriction. Deeper moves are not restricted."""
         free(self.root_filter)
         self.root_filter = NULL
-        if permitted is None:
-            return
-        flags = np.ascontiguousarray(permitted, dtype=np.uint8)
-        if flags.shape != (self.root_board.num_locs + 1,):
-            raise ValueError("the root filter needs one flag per point and one for pass")
-        self.root_filter = <unsigned char *> malloc(flags.shape[0])
-        if self.root_filter == NULL:
-            raise MemoryError()
-        for i in range(flags.shape[0]):
-            self.root_filter[i] = flags[i]
+        if permitted is not None:
+            self.root_filter = move_flags(permitted, self.root_board.num_locs + 1)
 
     def set_prior_function(self, function):
         """function(path_moves, colour) -> (win, probability, black_win) or None (no evaluator):
@@ -307,15 +295,8 @@ cdef class TreeSearch:
     # --- one simulation ---------------------------------------------------------------------
 
     cdef bint _superko_repeat(self, hash_t h, int node) noexcept nogil:
-        cdef int low = 0, high = self.num_seen - 1, middle
-        while low <= high:
-            middle = (low + high) // 2
-            if self.seen[middle] == h:
-                return True
-            if self.seen[middle] < h:
-                low = middle + 1
-            else:
-                high = middle - 1
+        if sorted_contains(self.seen, self.num_seen, h):
+            return True
         while node >= 0:
             if self.nodes[node].hash == h:
                 return True
