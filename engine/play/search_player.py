@@ -1,6 +1,6 @@
 """The search player: Monte-Carlo tree search (engine/search/tree.pyx) with the learned evaluation
 as the tree's prior, or over a judging net the PUCT search (engine/search/puct.pyx, SearchSettings
-.tree; `_judging_function()` is its evaluation function), behind the same interface as the 1-ply
+.tree; `judging_function()` is its evaluation function), behind the same interface as the 1-ply
 player (engine/play/player.py), so every GTP command, analysis stream, passing, cleanup and
 resign rule works with either.
 
@@ -95,6 +95,23 @@ def uses_puct(settings, evaluator):
         raise ValueError("--tree puct searches over a judging net: give one with --weights "
                          "(weights/judge_19x19_run.npz)")
     return settings.tree == "puct" or (settings.tree == "auto" and judges(evaluator))
+
+
+def judging_function(root_state, evaluator):
+    """The PUCT tree's evaluation function (engine/search/puct.pyx) for positions below
+    root_state: the judging net's move probabilities by loc, its chance to win and lead for the
+    side to move, its ownership, for a batch of lines from the root. Self-play's search uses it
+    too (engine/training/expert/games.py)."""
+    work = root_state.copy()
+
+    def evaluate(lines, colours):
+        judged = evaluator.judge_lines(work, lines)
+        priors = by_loc(softmax(np.stack([policy for _, policy in judged])), work.size)
+        return (priors, np.array([evaluation.win for evaluation, _ in judged]),
+                np.array([evaluation.value for evaluation, _ in judged]),
+                np.stack([evaluation.ownership for evaluation, _ in judged]))
+
+    return evaluate
 
 
 def default_prior_threshold(evaluator):
@@ -321,7 +338,7 @@ class SearchPlayer:
                                                self._thread_predictors):
             tree = owner.tree
             if puct:
-                tree.set_evaluation_function(self._judging_function(state, evaluator))
+                tree.set_evaluation_function(judging_function(state, evaluator))
             else:
                 tree.set_prior_function(
                     self._prior_function(state, evaluator if use_prior else None,
@@ -415,22 +432,6 @@ class SearchPlayer:
             return win, np.array(policy, dtype=float), black_win, visits
 
         return prior
-
-    @staticmethod
-    def _judging_function(root_state, evaluator):
-        """The PUCT tree's evaluation function (engine/search/puct.pyx) for positions below
-        root_state: the judging net's move probabilities by loc, its chance to win and lead for
-        the side to move, its ownership, for a batch of lines from the root."""
-        work = root_state.copy()
-
-        def evaluate(lines, colours):
-            judged = evaluator.judge_lines(work, lines)
-            priors = by_loc(softmax(np.stack([policy for _, policy in judged])), work.size)
-            return (priors, np.array([evaluation.win for evaluation, _ in judged]),
-                    np.array([evaluation.value for evaluation, _ in judged]),
-                    np.stack([evaluation.ownership for evaluation, _ in judged]))
-
-        return evaluate
 
     def _merge(self, owners, state, simulations, seconds):
         """The trees' root statistics added move by move."""

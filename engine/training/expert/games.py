@@ -26,7 +26,7 @@ import numpy as np
 from engine.nets.policy_inputs import PositionEncoder
 from engine.nets.winograd import PRECISIONS
 from engine.nets.predictor import position_records
-from engine.play.search_player import SearchPlayer
+from engine.play.search_player import judging_function
 from engine.rules.board import BLACK, WHITE
 from engine.rules.coords import board_points
 from engine.rules.game import GameState, Rules, area_score
@@ -173,7 +173,7 @@ class GameSearch:
                 not search.advance(moves[len(self.played):], state.board, seen, passes):
             search.set_root(state.board, state.to_move, seen, moves[-1] if moves else None, passes)
         self.played = moves
-        search.set_evaluation_function(SearchPlayer._judging_function(state, self.evaluator))
+        search.set_evaluation_function(judging_function(state, self.evaluator))
         if noise is not None:
             if not search.root_child_count:
                 search.run(1, stop_early=False)
