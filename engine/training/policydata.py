@@ -346,6 +346,10 @@ class PolicyDataset:
             moves[row], own[row] = shard_moves[local], shard_own[local]
         return records, moves, own
 
+    def moves_played(self, indices):
+        """int64 (B,): the move played at each position (row * S + col, S*S a pass)."""
+        return np.array([shard[1][local] for shard, local in self._locate(indices)], np.int64)
+
     def move_numbers(self, indices):
         """The number in its game (1: the first move) of the move played at each position."""
         return np.array([local - int(shard[3][local]) + 1 for shard, local in self._locate(indices)],

@@ -39,6 +39,7 @@ from engine.nets.judge import KIND as JUDGE, JudgeNet, judge_planes, load_judge
 from engine.nets.policy import KINDS, PolicyNet, load_policy, played_ranks, save_policy, tensor_shapes
 from engine.nets.weights import WeightFileError
 from engine.training.judging import HEADS, MEASURES, judgement_measures, make_judge_backend
+from engine.training.mixeddata import MixedDataset
 from engine.training.policybackends import make_backend
 from engine.training.policydata import PolicyDataset
 from engine.training.policyteacher import Teachers, teacher_paths
@@ -352,9 +353,13 @@ class PolicyRun:
 
     def train(self, data_dirs, eval_dirs=(), backend_name="auto", threads=None, log_every=100,
               checkpoint_every=1000, eval_every=2000, eval_positions=10_000, stop=None, progress=True,
-              precision="fp32", convolutions="auto"):
-        """Trains until settings.steps updates (or a stop request); checkpoints on the way out."""
+              precision="fp32", convolutions="auto", extra_dirs=(), extra_share=0.0):
+        """Trains until settings.steps updates (or a stop request); checkpoints on the way out.
+        extra_dirs: data drawn beside data_dirs' as extra_share of every batch (MixedDataset:
+        expert games beside self-play)."""
         dataset = PolicyDataset(data_dirs)
+        if extra_dirs:
+            dataset = MixedDataset(dataset, PolicyDataset(extra_dirs), extra_share)
         held_out = PolicyDataset(eval_dirs) if eval_dirs else None
         eval_indices = evaluation_indices(held_out, eval_positions) if held_out else None
         # the judging net's measures on training positions too, beside the held-out ones: a value

@@ -58,6 +58,11 @@ class ExpertSettings:
     gate_threshold: float = field(default=0.55, metadata=described(
         "the share of gate games a new net must win (Leela Zero's 0.55)"))
     gate_visits: int = field(default=100, metadata=described("visits a move in gate games"))
+    expert_data: str = field(default="", metadata=described(
+        "data directories of expert games (kosumi-train policy data), comma-separated, drawn "
+        "beside the self-play games so that the net keeps what it learnt from them"))
+    expert_share: float = field(default=0.0, metadata=described(
+        "the share of every batch drawn from --expert-data"))
     seed: int = field(default=1, metadata=described("random seed of the workers' and gates' games"))
 
     def __post_init__(self):
@@ -68,6 +73,12 @@ class ExpertSettings:
                 raise ValueError(f"{name} must be at least 1")
         if self.gate_games < 0 or not 0.0 <= self.gate_threshold <= 1.0:
             raise ValueError("gate_games must be at least 0, gate_threshold in [0, 1]")
+        if bool(self.expert_data) != (self.expert_share > 0) or not 0.0 <= self.expert_share < 1.0:
+            raise ValueError("expert_data and an expert_share above 0 and below 1 go together")
+
+    @property
+    def expert_directories(self):
+        return [path.strip() for path in self.expert_data.split(",") if path.strip()]
 
 
 def _atomic_write(path, text):
@@ -110,6 +121,9 @@ class ExpertRun:
         if run_dir.exists() and any(run_dir.iterdir()):
             raise ValueError(f"{run_dir}: not empty; continue a run with --resume")
         trainer = PolicySettings(**{**trainer, **net_settings(start_net), "kind": "judge"})
+        for directory in settings.expert_directories:       # DataError naming one that is not data
+            if read_manifest(directory)["size"] != settings.size:
+                raise ValueError(f"{directory}: not {settings.size}x{settings.size} games")
         for part in (NETS, GAMES):
             (run_dir / part).mkdir(parents=True, exist_ok=True)
         _atomic_write(run_dir / SETTINGS, json.dumps(
@@ -236,7 +250,8 @@ class ExpertRun:
         return learner.train([str(path) for path in window], threads=threads, stop=stop,
                              progress=False, log_every=max(1, min(100, self.settings.steps_per_net)),
                              checkpoint_every=max(1, min(1000, self.settings.steps_per_net)),
-                             precision=precision)
+                             precision=precision, extra_dirs=self.settings.expert_directories,
+                             extra_share=self.settings.expert_share)
 
     def gate(self, candidate, current, number):
         """(games the candidate net won, draws counting half; games) against the current net,

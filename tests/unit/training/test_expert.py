@@ -330,3 +330,45 @@ def test_a_run_starts_from_a_res_policy_nets_trunk_and_move_head(tmp_path):
                      str(tmp_path / "res.npz"), "--size", "5", "--nets", "0"]) == 0
     net, _ = load_judge(tmp_path / "run" / NETS / net_name(0))
     assert np.array_equal(net.params["output.w"], policy.params["output.w"])
+
+
+EXPERT_SGF = "(;GM[1]FF[4]SZ[5]KM[7]RE[B+R];B[cc];W[bb];B[cb];W[bc];B[dc])"
+
+
+@pytest.fixture
+def expert_data(tmp_path):
+    from engine.training.policydata import prepare
+    (tmp_path / "expert.sgf").write_text(EXPERT_SGF)
+    prepare([tmp_path / "expert.sgf"], tmp_path / "expert", size=SIZE)
+    return tmp_path / "expert"
+
+
+def test_expert_games_mixed_into_self_plays_batches(tmp_path, expert_data):
+    from engine.training.mixeddata import MixedDataset
+    write_chunk(tmp_path / "c", [hand_made_game([0.5, 0.6, 0.7], winner=-1)], net=0, worker=0)
+    mixed = MixedDataset(PolicyDataset([tmp_path / "c"]), PolicyDataset([expert_data]), 0.25)
+    assert mixed.positions == 8 and mixed.has_search_targets
+    indices, symmetry = next(mixed.random_draws(8, np.random.default_rng(0)))
+    assert (indices < 3).sum() == 6 and (indices >= 3).sum() == 2
+    indices = np.array([0, 3, 4])              # a self-play position, the expert's first two
+    planes, moves = mixed.batch("rich", indices, 5)
+    assert planes.shape[0] == 3 and moves[0] == move_permutation(SIZE, 5)[0]
+    policy = mixed.search_policy(indices, 5)
+    assert policy[0, move_permutation(SIZE, 5)[7]] == pytest.approx(0.75)
+    assert policy[1:].sum(axis=1) == pytest.approx([1, 1]) and (policy[1:].argmax(axis=1) == moves[1:]).all()
+    targets = mixed.judge_targets(indices, 5, td_lambda=0.0)
+    # self-play: the next position's value (0.6 for Black); the expert game: Black won, seen by
+    # Black then White
+    assert targets.value == pytest.approx([0.6, 1.0, 0.0]) and targets.value_known.all()
+    with pytest.raises(ValueError):
+        MixedDataset(PolicyDataset([tmp_path / "c"]), PolicyDataset([expert_data]), 1.0)
+
+
+@needs_torch
+def test_a_run_with_expert_games_beside_its_own(new_run, expert_data):
+    with pytest.raises(ValueError, match="go together"):
+        new_run(expert_data=str(expert_data))
+    run = new_run(expert_data=str(expert_data), expert_share=0.5)
+    play_chunks(run, 2)
+    history = run.learn(wait=False)
+    assert [entry["net"] for entry in history] == [0, 1] and history[1]["steps"] == 6
