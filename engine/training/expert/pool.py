@@ -102,14 +102,8 @@ class LocalPool:
                 self.slots[slot] = self._start(slot)
         return done
 
-    def replace(self, slot):
-        process, _ = self.slots[slot]
-        if process.is_alive():
-            process.kill()
-        self.slots[slot] = self._start(slot)
-
     def close(self):
-        for process, tasks in self.slots:
+        for _, tasks in self.slots:
             tasks.put(None)
         for process, _ in self.slots:
             process.join(timeout=5)
@@ -172,7 +166,6 @@ class Driver(threading.Thread):
         self.log = log or (lambda text: print(text, file=sys.stderr))
         self._stopping = threading.Event()
         self.error = None
-        self.chunks_written = 0
 
     def stop(self):
         self._stopping.set()
@@ -210,5 +203,4 @@ class Driver(threading.Thread):
                     continue
                 played_with, games = result
                 run.write_games(played_with, slot, games)
-                self.chunks_written += 1
         self.pool.close()
