@@ -22,19 +22,23 @@ def plot_history(run, out):
                   if entry["accepted"] == accepted]
         if points:
             gate.scatter(*zip(*points), marker=marker, label="accepted" if accepted else "rejected")
-    gate.axhline(run.settings.gate_threshold, color="grey", linestyle=":")
     gate.set_ylim(0, 1)
     gate.set_ylabel("gate: new net's share")
     if gated:
+        gate.axhline(run.settings.gate_threshold, color="grey", linestyle=":")
         gate.legend()
+    else:
+        gate.text(0.5, 0.5, "no gate: every net taken", transform=gate.transAxes, ha="center")
     stats = [(hour, entry) for hour, entry in zip(hours, history) if "mean_moves" in entry]
     if stats:
         games_stats.plot([hour for hour, _ in stats], [e["black_win_share"] for _, e in stats],
-                         marker=".", label="Black's wins")
+                         marker=".")
         length = games_stats.twinx()
         length.plot([hour for hour, _ in stats], [e["mean_moves"] for _, e in stats],
-                    marker=".", color="tab:orange", label="moves a game")
+                    marker=".", color="tab:orange")
         length.set_ylabel("moves a game")
+        games_stats.legend(games_stats.get_lines() + length.get_lines(),
+                           ["Black's share of the wins", "moves a game"], loc="lower left")
     games_stats.set_ylim(0, 1)
     games_stats.set_ylabel("Black's share of the wins")
     lines = strengths(run)
