@@ -27,6 +27,7 @@ from engine.training.policybackends import PRECISIONS
 from engine.training.policycli import add_field_options
 from engine.training.policydata import DataError
 from engine.training.policytrain import JUDGE, PolicySettings, Stop, starting_net
+from engine.training.rundir import lock_run
 
 # the learner's settings a new run takes from the command line (the rest: the starting net's
 # architecture, and PolicySettings' defaults)
@@ -95,6 +96,7 @@ def _run(args, parser):
                                    _given(args, PolicySettings, TRAINER_OPTIONS))
     except (ValueError, WeightFileError, DataError) as error:
         parser.error(str(error))
+    lock = lock_run(run.dir)       # noqa: F841 (held while this process lives)
     options = (dataclasses.asdict(run.selfplay), run.settings.size, run.settings.chunk_games)
     pool = RayPool(options, args.workers, args.ray) if args.ray else LocalPool(options, args.workers)
     driver = Driver(run, pool, args.workers)

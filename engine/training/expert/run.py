@@ -37,6 +37,7 @@ from engine.training.expert.chunks import chunk_directories, chunk_name, chunk_n
 from engine.training.expert.games import SEARCH_CACHE, described, play_game, settings_from
 from engine.training.policydata import read_manifest
 from engine.training.policytrain import WEIGHTS, PolicyRun, PolicySettings, net_settings
+from engine.training.rundir import read_jsonl, write_atomic
 
 SETTINGS = "expert.json"
 NETS, GAMES, LEARNER, HISTORY, CURRENT = "nets", "games", "learner", "history.jsonl", "current.json"
@@ -81,12 +82,6 @@ class ExpertSettings:
         return [path.strip() for path in self.expert_data.split(",") if path.strip()]
 
 
-def _atomic_write(path, text):
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
 def _copy_atomic(source, target):
     temporary = target.with_name(f".{target.name}.tmp")
     shutil.copyfile(source, temporary)
@@ -126,7 +121,7 @@ class ExpertRun:
                 raise ValueError(f"{directory}: not {settings.size}x{settings.size} games")
         for part in (NETS, GAMES):
             (run_dir / part).mkdir(parents=True, exist_ok=True)
-        _atomic_write(run_dir / SETTINGS, json.dumps(
+        write_atomic(run_dir / SETTINGS, json.dumps(
             {"expert": dataclasses.asdict(settings), "selfplay": dataclasses.asdict(selfplay)},
             indent=1) + "\n")
         PolicyRun.create(run_dir / LEARNER, trainer, start_net)
@@ -140,21 +135,18 @@ class ExpertRun:
     # ------------------------------------------------------------------ what is on disk
 
     def history(self):
-        path = self.dir / HISTORY
-        if not path.exists():
-            return []
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        """The history's lines (one cut short by a kill is left out: its net is trained again)."""
+        return read_jsonl(self.dir / HISTORY)
 
     def _record(self, entry):
         """A history line, then current.json naming the newest accepted net."""
-        with open(self.dir / HISTORY, "a", encoding="utf-8") as history:
-            history.write(json.dumps(entry) + "\n")
+        lines = self.history() + [entry]       # rewritten whole: no line cut short stays
+        write_atomic(self.dir / HISTORY, "".join(json.dumps(line) + "\n" for line in lines))
         self._name_current()
 
     def _name_current(self):
         accepted = [entry["net"] for entry in self.history() if entry["accepted"]]
-        _atomic_write(self.dir / NETS / CURRENT, json.dumps({"net": accepted[-1]}) + "\n")
+        write_atomic(self.dir / NETS / CURRENT, json.dumps({"net": accepted[-1]}) + "\n")
 
     def current_net(self):
         """The number of the net the workers play with."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from engine.tools.gtp_client import find_gnugo
 from engine.training.evaluation import engine_command, gnugo_command
 from engine.training.expert.run import NETS, net_name
+from engine.training.rundir import read_jsonl, write_atomic
 
 STRENGTH = "strength.jsonl"
 EVALS = "evals"
@@ -63,16 +64,13 @@ def measure(run, number, opponent, games, visits):
             "wins": summary["engines"]["A"]["wins"], "draws": summary["draws"],
             "win_rate": summary["win_rate_a"], "win_rate_95": summary["win_rate_a_95"],
             "mean_margin": summary["mean_margin_a"], "time": times.get(number)}
-    with open(run.dir / STRENGTH, "a", encoding="utf-8") as stream:
-        stream.write(json.dumps(line) + "\n")
+    lines = strengths(run) + [line]
+    write_atomic(run.dir / STRENGTH, "".join(json.dumps(entry) + "\n" for entry in lines))
     return line
 
 
 def strengths(run):
-    path = Path(run.dir) / STRENGTH
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_jsonl(Path(run.dir) / STRENGTH)
 
 
 def describe_strength(line):

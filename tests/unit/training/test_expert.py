@@ -372,3 +372,19 @@ def test_a_run_with_expert_games_beside_its_own(new_run, expert_data):
     play_chunks(run, 2)
     history = run.learn(wait=False)
     assert [entry["net"] for entry in history] == [0, 1] and history[1]["steps"] == 6
+
+
+def test_a_history_line_cut_short_by_a_kill_is_left_out_and_one_run_has_one_learner(new_run):
+    from engine.training.rundir import lock_run
+    run = new_run()
+    with open(run.dir / "history.jsonl", "a") as history:
+        history.write('{"net": 1, "accep')
+    assert [entry["net"] for entry in run.history()] == [0]
+    run._record({"net": 1, "accepted": False, "games": 0, "steps": 0, "time": 1.0})
+    assert [entry["net"] for entry in run.history()] == [0, 1] and run.current_net() == 0
+    held = lock_run(run.dir)
+    try:
+        with pytest.raises(SystemExit, match="another process"):
+            cli.main(["run", "--resume", str(run.dir)])
+    finally:
+        held.close()
