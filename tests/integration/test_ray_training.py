@@ -276,3 +276,14 @@ def test_expert_iterations_workers_as_ray_actors_write_chunks_and_a_dead_one_is_
     assert messages and "worker 0" in messages[0] and "a new worker takes its place" in messages[0]
     workers = {path.name.split("-")[2] for path, _ in run.chunks()}
     assert run.games() >= 6 and workers == {"w000", "w001"}
+
+
+def test_expert_iteration_refuses_an_address_where_no_cluster_answers(tmp_path):
+    from engine.training.expert import cli
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SystemExit, match=f"no Ray cluster answers at 127.0.0.1:{port}"):
+        cli.main(["run", "--run-dir", str(tmp_path / "run"), "--from-weights", "x.npz",
+                  "--ray", f"127.0.0.1:{port}"])
+    assert not (tmp_path / "run").exists()

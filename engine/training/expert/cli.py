@@ -27,6 +27,7 @@ from engine.training.policybackends import PRECISIONS
 from engine.training.policycli import add_field_options
 from engine.training.policydata import DataError
 from engine.training.policytrain import JUDGE, PolicySettings, Stop, starting_net
+from engine.training.raypool import check_ray
 from engine.training.rundir import lock_run
 
 # the learner's settings a new run takes from the command line (the rest: the starting net's
@@ -79,10 +80,12 @@ def _given(args, settings_class, names=None):
 def _run(args, parser):
     if args.workers < 1 or args.learner_threads < 1:
         parser.error("--workers and --learner-threads must be at least 1")
+    if args.ray:
+        check_ray(args.ray)        # before a run directory is made
     try:
         if args.resume:
-            new_settings = [name for name in _given(args, ExpertSettings) | _given(args, SelfPlaySettings)
-                            | _given(args, PolicySettings, TRAINER_OPTIONS)]
+            new_settings = sorted(_given(args, ExpertSettings) | _given(args, SelfPlaySettings)
+                                  | _given(args, PolicySettings, TRAINER_OPTIONS))
             if new_settings or args.from_weights:
                 parser.error(f"a resumed run keeps its settings and nets; not "
                              f"{', '.join(new_settings) or '--from-weights'}")
