@@ -28,7 +28,11 @@ SHARD = "shard-00000"
 
 def write_chunk(directory, games, net, worker):
     """Writes the games (games.SelfPlayGame, each with its records) as the chunk directory
-    `directory`, whole or not at all. Returns its manifest."""
+    `directory`, whole or not at all. Returns its manifest, or None when no game has a position
+    (a game resigned before its first move teaches nothing and has no place in a shard)."""
+    games = [game for game in games if game.moves]
+    if not games:
+        return None
     directory = Path(directory)
     temporary = directory.with_name(f".{directory.name}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)

@@ -115,6 +115,15 @@ def test_chunks_are_read_as_training_data_with_the_searchs_targets(tmp_path):
     assert list(targets.value) == [1.0, 0.0, 0.0, 1.0]
 
 
+def test_a_game_resigned_before_its_first_move_leaves_no_trace_in_a_chunk(tmp_path):
+    empty = dataclasses.replace(hand_made_game([0.5], winner=1), records=[], moves=[], colours=[],
+                                visits=[], values=[])
+    assert write_chunk(tmp_path / "none", [empty], net=0, worker=0) is None
+    assert chunk_directories(tmp_path) == []
+    manifest = write_chunk(tmp_path / "c", [empty, hand_made_game([0.5, 0.4], winner=1)], 0, 0)
+    assert manifest["games"] == 1 and PolicyDataset([tmp_path / "c"]).positions == 2
+
+
 def test_td_lambda_targets_worked_by_hand(tmp_path):
     write_chunk(tmp_path / "c", [hand_made_game([0.5, 0.6, 0.8], winner=-1)], net=0, worker=0)
     data = PolicyDataset([tmp_path / "c"])
