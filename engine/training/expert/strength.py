@@ -64,7 +64,10 @@ def measure(run, number, opponent, games, visits):
             "wins": summary["engines"]["A"]["wins"], "draws": summary["draws"],
             "win_rate": summary["win_rate_a"], "win_rate_95": summary["win_rate_a_95"],
             "mean_margin": summary["mean_margin_a"], "time": times.get(number)}
-    lines = strengths(run) + [line]
+    # a match measured again (resumed, or asked for twice) replaces its line
+    lines = [entry for entry in strengths(run)
+             if (entry["net"], entry["opponent"], entry["visits"]) != (number, opponent, visits)]
+    lines.append(line)
     write_atomic(run.dir / STRENGTH, "".join(json.dumps(entry) + "\n" for entry in lines))
     return line
 

@@ -316,6 +316,8 @@ def test_the_strength_of_a_net_against_a_fixed_opponent_goes_to_the_history(new_
     run = new_run()
     assert cli.main(["eval", str(run.dir), "--nets", "0", "--opponent", "net-0", "--games", "2",
                      "--visits", "4"]) == 0
+    assert cli.main(["eval", str(run.dir), "--nets", "0", "--opponent", "net-0", "--games", "2",
+                     "--visits", "4"]) == 0           # the finished match again: one line still
     line = json.loads((run.dir / "strength.jsonl").read_text())
     assert line["net"] == 0 and line["games"] == 2 and line["opponent"] == "net-0"
     assert line["wins"] + line["draws"] <= 2 and line["time"] == 0.0
