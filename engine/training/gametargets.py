@@ -96,18 +96,24 @@ def margin_of(record):
     return margin
 
 
+def owners(board, dead=(), neutral=frozenset()):
+    """int8 (S*S,) owners of a final board by flood fill, row-major from the top row: +1 Black,
+    -1 White, 0 neutral, with the `dead` stones taken off and the points in `neutral` nobody's
+    (self-play's count as the board stands takes neither)."""
+    owner = area_map(board, dead)
+    return np.array([0 if p in neutral else _OWNER_VALUE.get(owner[p], 0)
+                     for p in board_points(board.size)], np.int8)
+
+
 def ownership_of_labelling(board, statuses):
-    """int8 (S*S,) owners of the final board, row-major from the top row: +1 Black, -1 White,
-    0 neutral, with the blocks labelled dead taken off and those labelled seki neutral.
-    statuses: per block of agreedcounts.blocks_of(board)."""
+    """owners() of the final board with the blocks labelled dead taken off and those labelled
+    seki neutral. statuses: per block of agreedcounts.blocks_of(board)."""
     blocks = blocks_of(board)
     dead = [p for (_, stones), status in zip(blocks, statuses) if status == deadstones.DEAD
             for p in stones]
     seki = {p for (_, stones), status in zip(blocks, statuses) if status == deadstones.SEKI
             for p in stones}
-    owner = area_map(board, dead)
-    return np.array([0 if p in seki else _OWNER_VALUE.get(owner[p], 0)
-                     for p in board_points(board.size)], np.int8)
+    return owners(board, dead, seki)
 
 
 def final_ownership(record, classifier=None):

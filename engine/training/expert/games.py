@@ -24,17 +24,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.nets.policy_inputs import PositionEncoder
-from engine.nets.winograd import PRECISIONS
 from engine.nets.predictor import position_records
+from engine.nets.winograd import PRECISIONS
 from engine.play.search_player import judging_function
 from engine.rules.board import BLACK, WHITE
-from engine.rules.coords import board_points
 from engine.rules.game import GameState, Rules, area_score
-from engine.scoring.counting import area_map
 from engine.search.puct import PuctSearch
+from engine.training.gametargets import owners
 from engine.training.policydata import move_index
 
-_OWNER_VALUE = {BLACK: 1, WHITE: -1}
 SEARCH_CACHE = 50_000      # judged positions a player remembers (a kept tree asks again)
 
 
@@ -124,12 +122,6 @@ class SelfPlayGame:
     @property
     def owned(self):
         return not self.resigned
-
-
-def final_ownership(board):
-    """int8 (S*S,) owners of a board counted as it stands: +1 Black, -1 White, 0 neutral."""
-    owner = area_map(board)
-    return np.array([_OWNER_VALUE.get(owner[p], 0) for p in board_points(board.size)], np.int8)
 
 
 def _visit_shares(search, size):
@@ -231,6 +223,6 @@ def play_game(evaluators, size, settings, rng, record=True, stop=lambda: False):
     else:
         margin = area_score(state.board, komi)
         winner = int(np.sign(margin))
-        ownership = final_ownership(state.board)
+        ownership = owners(state.board)
     return SelfPlayGame(size, komi, records, moves, colours, visits, values, winner, margin,
                         ownership, resigned_by is not None, would_have_resigned)
