@@ -10,7 +10,6 @@ killed, its Ray node gone) loses the chunk in hand, never writes half of it, and
 Reading order: ExpertWorker, then Driver.run(); LocalPool and RayPool are the two ways to call.
 """
 import multiprocessing
-import os
 import queue
 import signal
 import sys
@@ -19,6 +18,7 @@ import threading
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from engine.nets.evaluator import JudgeEvaluator
 from engine.training.expert.games import SEARCH_CACHE, play_game, settings_from
@@ -31,6 +31,9 @@ class ExpertWorker:
 
     def __init__(self, selfplay, size, chunk_games):
         self.selfplay, self.size, self.chunk_games = settings_from(selfplay), size, chunk_games
+        # one BLAS thread, as an engine plays (engine/gtp/__init__.py): numpy is loaded by now,
+        # so the limit, not the environment, says it; kept for the worker's life
+        self._blas = threadpool_limits(limits=1, user_api="blas")
         self.version, self.evaluator = None, None
 
     def play(self, version, weights, seed):
@@ -53,7 +56,6 @@ class ExpertWorker:
 def _process_main(options, tasks, results, slot):
     signal.signal(signal.SIGINT, signal.SIG_IGN)       # the driver decides when to stop
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     worker = ExpertWorker(*options)
     while True:
         task = tasks.get()
