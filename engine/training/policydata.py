@@ -62,7 +62,8 @@ class DataError(ValueError):
     """A data directory that cannot be used; the message names it."""
 
 
-def _atomic_json(path, value):
+def atomic_json(path, value):
+    """Writes value as JSON to path whole or not at all (a hidden file renamed into place)."""
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
     os.replace(temporary, path)
@@ -111,7 +112,7 @@ def game_positions(record, encoder):
     return records, moves, own
 
 
-class _PendingShard:
+class PendingShard:
     """The positions and the games' targets (gametargets.GameTargets) read since the last shard
     was written."""
 
@@ -160,7 +161,8 @@ class _PendingShard:
         self.games.clear()
 
 
-def _new_manifest(sources, size):
+def new_manifest(sources, size):
+    """A data directory's manifest before its first shard."""
     return {"format": DATA_FORMAT, "version": DATA_VERSION, "size": size, "sources": sources,
             "trees_done": 0, "games": 0, "positions": 0, "skipped": {}, "shards": [],
             **{name: 0 for name in TARGET_COUNTS}, "owned_by": {}, "not_owned": {}}
@@ -185,10 +187,10 @@ def prepare(sources, out, size=19, max_games=None, shard_positions=SHARD_POSITIO
     out.mkdir(parents=True, exist_ok=True)
     sources = [str(Path(source)) for source in sources]
     manifest = (_continued_manifest(out, sources, size) if (out / MANIFEST).exists()
-                else _new_manifest(sources, size))
+                else new_manifest(sources, size))
     counts = ReadCounts(games=manifest["games"], skipped=dict(manifest["skipped"]))
     encoder = PositionEncoder()
-    pending = _PendingShard()
+    pending = PendingShard()
 
     def flush(trees_done):
         if len(pending):
@@ -198,7 +200,7 @@ def prepare(sources, out, size=19, max_games=None, shard_positions=SHARD_POSITIO
             pending.tally(manifest)
         manifest["trees_done"] = trees_done
         manifest["games"], manifest["skipped"] = counts.games, dict(counts.skipped)
-        _atomic_json(out / MANIFEST, manifest)
+        atomic_json(out / MANIFEST, manifest)
         pending.clear()
 
     last_tree = manifest["trees_done"] - 1

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.training.gametargets import GameTargets
-from engine.training.policydata import MANIFEST, _atomic_json, _new_manifest, _PendingShard
+from engine.training.policydata import MANIFEST, atomic_json, new_manifest, PendingShard
 
 SHARD = "shard-00000"
 
@@ -38,8 +38,8 @@ def write_chunk(directory, games, net, worker):
     shutil.rmtree(temporary, ignore_errors=True)
     temporary.mkdir(parents=True)
     size = games[0].size
-    manifest = _new_manifest([f"self-play of net {net}"], size)
-    pending = _PendingShard()
+    manifest = new_manifest([f"self-play of net {net}"], size)
+    pending = PendingShard()
     for game in games:
         pending.add(game.records, game.moves, game.colours,
                     GameTargets(game.komi, game.winner, game.margin, game.ownership, game.owned,
@@ -61,7 +61,7 @@ def write_chunk(directory, games, net, worker):
                                            for game in played_out),
                     moves=sum(len(game.moves) for game in games),
                     black_wins=sum(game.winner > 0 for game in games))
-    _atomic_json(temporary / MANIFEST, manifest)
+    atomic_json(temporary / MANIFEST, manifest)
     os.replace(temporary, directory)
     return manifest
 
