@@ -83,7 +83,8 @@ def make_evaluator(args, player_settings):
     from engine.nets.weights import DEFAULT_WEIGHTS
     from engine.rules.game import SYMMETRIES
     if args.search == "1ply":
-        evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS)
+        evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS, player_settings.policy_precision,
+                                   player_settings.judge_value)
         symmetries = player_settings.symmetries or \
             (SYMMETRIES if evaluator.tells_directions_apart else 1)
         if symmetries > 1:

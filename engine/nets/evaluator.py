@@ -61,6 +61,7 @@ EVALUATORS = {}               # architecture name -> the evaluator of its nets (
 JUDGE_ALL_SUCCESSORS = 81     # board points up to which the judging net judges every successor
 JUDGE_CANDIDATES = 32         # ... and above, only its policy head's likeliest moves (and pass)
 UNJUDGED_MARGIN = 1.0         # points below the lowest judged successor for the moves not judged
+JUDGE_VALUES = ("lead", "win")  # what a judging net's successor values are (JudgeEvaluator)
 
 
 def evaluates(architecture):
@@ -102,6 +103,11 @@ class Evaluator(ABC):
         """(moves, values): every legal move of state.to_move under the full rules (superko
         included) and PASS last; values[i] is the value of the position after moves[i] for the
         player who made it, in points, komi included."""
+
+    def pass_share(self, state):
+        """For evaluators with a move head (the judging net): its probability of passing in state
+        over that of its likeliest move (1: passing is its first choice); None: no move head."""
+        return None
 
     def twin(self):
         """An evaluator giving the same values with its own working memory (network buffers,
@@ -399,7 +405,10 @@ class JudgeEvaluator(Evaluator):
     (num_locs, 1) the side to move's ownership of each point; no inputs. Evaluations are
     remembered in an LRU cache by (board, side to move, recent moves, komi).
 
-    successor_values(): the successors are judged in one batch. On a board of more than
+    successor_values(): the successors are judged in one batch, each valued by `value`: "lead",
+    the net's score lead for the player who moved, or "win", its chance to win as the lead that
+    gives that chance (judge.win_as_lead: the result head, the better trained, in points for the
+    1-ply player's rules). On a board of more than
     JUDGE_ALL_SUCCESSORS points only `candidates` of them are (default JUDGE_CANDIDATES; 0: every
     one): the legal moves the net's own policy head finds likeliest in the position, and pass.
     Every other legal move gets the lowest judged value minus UNJUDGED_MARGIN points, so that it
@@ -410,7 +419,10 @@ class JudgeEvaluator(Evaluator):
     costly = True
 
     def __init__(self, net, cache_size=DEFAULT_CACHE_SIZE, metadata=None, candidates=None,
-                 precision="fp32", forward=None):
+                 precision="fp32", forward=None, value="lead"):
+        if value not in JUDGE_VALUES:
+            raise ValueError(f"a judging net's 1-ply value is one of {', '.join(JUDGE_VALUES)}, "
+                             f"not {value!r}")
         if cache_size < 1:
             raise ValueError(f"cache_size must be at least 1, not {cache_size}")
         if candidates is not None and candidates < 0:
@@ -419,6 +431,7 @@ class JudgeEvaluator(Evaluator):
         self.forward = forward or play_forward(net, precision)
         self.cache_size = int(cache_size)
         self.candidates = candidates
+        self.value = value
         self.metadata = metadata or {}
         self.encoder = PositionEncoder()
         self._cache = OrderedDict()
@@ -433,7 +446,7 @@ class JudgeEvaluator(Evaluator):
     def twin(self):
         """Its own cache and encoder over the same forward pass (its transformed kernels)."""
         return JudgeEvaluator(self.net, self.cache_size, self.metadata, self.candidates,
-                              forward=self.forward)
+                              forward=self.forward, value=self.value)
 
     def clear_cache(self):
         self._cache.clear()
@@ -454,7 +467,13 @@ class JudgeEvaluator(Evaluator):
         if 0 < limit < len(moves):
             logits = self._judged(state)[1][_point_index(moves, state.size)]
             judged = [moves[i] for i in sorted(np.argsort(-logits, kind="stable")[:limit])]
-        values = -self._judge_successors(state, judged + [PASS]).score.astype(float)
+        judgement = self._judge_successors(state, judged + [PASS])
+        if self.value == "win":
+            board = state.board
+            open_points = state.size ** 2 - len(board.stones(BLACK)) - len(board.stones(WHITE))
+            values = judge.win_as_lead(1.0 - judgement.win, open_points)
+        else:
+            values = -judgement.score.astype(float)
         if len(judged) == len(moves):
             return moves + [PASS], values
         result = np.full(len(moves) + 1, values.min() - UNJUDGED_MARGIN)
@@ -462,6 +481,10 @@ class JudgeEvaluator(Evaluator):
         result[[position[move] for move in judged]] = values[:-1]
         result[-1] = values[-1]
         return moves + [PASS], result
+
+    def pass_share(self, state):
+        probabilities = softmax(self._judged(state)[1][None])[0]
+        return float(probabilities[-1] / probabilities.max())
 
     def _judged(self, state):
         """(Evaluation, the policy head's logits (S*S + 1,)) of state, remembered."""
@@ -650,6 +673,9 @@ class SymmetricEvaluator(Evaluator):
             values += [value_of[symmetric_loc(move, state.size, symmetry)] for move in moves]
         return moves, values / self.count
 
+    def pass_share(self, state):
+        return self.inner.pass_share(state)
+
     @property
     def has_connectivity(self):
         return self.inner.has_connectivity
@@ -700,15 +726,17 @@ def copy_network(network):
     return copy.deepcopy(network)
 
 
-def load_evaluator(path=None, **options):
+def load_evaluator(path=None, precision="fp32", value="lead", **options):
     """The evaluator of a weight file (None: weights.DEFAULT_WEIGHTS): NetworkEvaluator for an
     ISN, SoftSegEvaluator for a soft-segmentation net, UnitGraphEvaluator for a unit-graph net,
-    JudgeEvaluator for a judging net. options go to it (NetworkEvaluator: capture_value,
-    stone_value, cache_size; JudgeEvaluator: cache_size, candidates, precision; the others:
-    cache_size). Raises weights.WeightFileError (a ValueError) naming the file and the problem."""
+    JudgeEvaluator for a judging net, whose products are in `precision` and whose successors
+    are valued by `value` (the other nets have no choice of either). options go to it
+    (NetworkEvaluator: capture_value, stone_value, cache_size; JudgeEvaluator: cache_size,
+    candidates; the others: cache_size). Raises weights.WeightFileError (a ValueError) naming
+    the file and the problem."""
     from engine.nets import weights
     path = weights.DEFAULT_WEIGHTS if path is None else path
     if weights.architecture_name(path) == judge.ARCHITECTURE_NAME:
-        return JudgeEvaluator.load(path, **options)
+        return JudgeEvaluator.load(path, precision=precision, value=value, **options)
     network, metadata = weights.load_weights(path)
     return EVALUATORS[architecture_of(network).name](network, metadata=metadata, **options)

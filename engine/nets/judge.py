@@ -79,6 +79,42 @@ def judge_planes(planes, komi):
     return np.concatenate([np.asarray(planes, np.float32), plane], axis=1)
 
 
+def lead_spread(empty_points):
+    """The spread (points) of the final score around its expectation with `empty_points` points
+    still open: half a point per square root of an open point, at least half a point. The one
+    mapping between a lead and a chance to win: the GUIs' win rates for a lead
+    (engine/play/player.py: win_probability) and a judging net's chance as a lead
+    (win_as_lead)."""
+    return max(0.5, 0.5 * math.sqrt(max(empty_points, 0)))
+
+
+def win_as_lead(win, empty_points):
+    """The lead (points) that a normal spread of lead_spread(empty_points) turns into the chance
+    to win `win` (an array): what the 1-ply player ranks a judging net's successors by when it
+    trusts the result head over the score head."""
+    win = np.clip(np.asarray(win, dtype=float), 1e-6, 1 - 1e-6)
+    return lead_spread(empty_points) * math.sqrt(2.0) * _erfinv(2.0 * win - 1.0)
+
+
+def _erfinv(y):
+    """The inverse error function on (-1, 1): Giles' single-precision approximation, refined by
+    two Newton steps on math.erf."""
+    y = np.asarray(y, dtype=float)
+    w = -np.log((1.0 - y) * (1.0 + y))
+    central, tail = w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0
+    p_central = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                            0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
+                            1.50140941], central)
+    p_tail = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682],
+                        tail)
+    x = np.where(w < 5.0, p_central, p_tail) * y
+    erf = np.vectorize(math.erf)
+    for _ in range(2):
+        x = x - (erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
+    return x
+
+
 def _sigmoid(x):
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 

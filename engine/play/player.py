@@ -17,7 +17,9 @@ Passing (in this order):
   throws stones into the opponent's area); in between, play on only with a move the player rates
   better than passing (here: by PASS_MARGIN) and whose stone the count would not take off at once
   (`thrown_away()`), else pass;
-- otherwise do not pass while a real move gains (beats passing by PASS_MARGIN);
+- otherwise do not pass while a real move gains (beats passing by PASS_MARGIN), nor while the
+  evaluator's move head, where it has one (a judging net's), rates passing well below its
+  likeliest move (`_move_head_plays_on()`);
 - with `capture_all_dead` (CGOS) or in `kgs-genmove_cleanup`, capture the opponent's dead stones
   before passing: the candidates shrink to the liberties of the dead chains.
 Resigning: when the best value stays below -resign_threshold x (board points) for RESIGN_STREAK
@@ -36,6 +38,7 @@ from typing import Iterator, Protocol, runtime_checkable
 
 import numpy as np
 
+from engine.nets.judge import lead_spread
 from engine.scoring import deadstones
 from engine.rules.board import BLACK, PASS, opponent
 from engine.rules.coords import format_vertex
@@ -54,6 +57,8 @@ THROWN_AWAY_TRIES = 8          # stones found dead after the opponent's pass bef
                                # moves a player rates lower are no likelier to live
 GAME_LENGTH_VALVE = 3          # after 3 x (board points) moves, passing is always allowed: a
                                # weak net must not be able to make a game endless
+PREMATURE_PASS_SHARE = 0.25   # a move head that rates passing under this share of its likeliest
+                               # move does not pass first
 EMERGENCY_FACTOR = 2.0         # under twice the usual cost in the budget: a cheaper evaluator
                                # (fewer symmetries), or else an instant move
 
@@ -109,7 +114,7 @@ def win_probability(score_lead, empty_points):
     """A display winrate for a score lead: a normal distribution around the expected score whose
     spread shrinks with the open points (0.5 points per sqrt(empty point), at least half a point).
     The evaluator predicts scores, not winrates; this mapping is only for GUIs."""
-    spread = max(0.5, 0.5 * math.sqrt(max(empty_points, 0)))
+    spread = lead_spread(empty_points)
     return 0.5 * (1.0 + math.erf(score_lead / (spread * math.sqrt(2.0))))
 
 
@@ -334,7 +339,8 @@ class Player:
             reason, no_gain = verdict.reason, f"{verdict.reason}, and no move gains"
         else:
             reason = "boltzmann"
-        must_move = gains
+        must_move = gains or (not opponent_passed and not cleanup
+                              and self._move_head_plays_on(state, colour))
 
         if capture_mode and not gains:
             # About to pass (or losing after a pass): first take the opponent's dead stones off.
@@ -356,6 +362,13 @@ class Player:
             if not mask.any():
                 break
         return Decision(PASS, analysis, f"{reason}, and the moves that gain throw stones away")
+
+    def _move_head_plays_on(self, state, colour):
+        """Whether the evaluator's move head (a judging net's) rates passing under
+        PREMATURE_PASS_SHARE of its likeliest move: the game is not over, whatever the values'
+        small differences say (on the empty 9x9 board they are within a point of passing)."""
+        share = self.evaluator.pass_share(state_for(state, colour))
+        return share is not None and share < PREMATURE_PASS_SHARE
 
     def _permitted_move_instead_of_pass(self, analysis, decision):
         """The restriction bars passing: a Boltzmann draw among the permitted real moves (the

@@ -75,11 +75,7 @@ def load_prior_evaluator(weights=None, precision="fp32"):
     simulation and at equal time, docs/notebook/softseg.md); a judging net's products in
     `precision`. Raises weights.WeightFileError naming the file."""
     from engine.nets.evaluator import load_evaluator
-    from engine.nets.judge import ARCHITECTURE_NAME
-    from engine.nets.weights import DEFAULT_WEIGHTS, architecture_name
-    path = weights or DEFAULT_WEIGHTS
-    options = {"precision": precision} if architecture_name(path) == ARCHITECTURE_NAME else {}
-    return load_evaluator(path, cache_size=SEARCH_CACHE_SIZE, **options)
+    return load_evaluator(weights, precision, cache_size=SEARCH_CACHE_SIZE)
 
 
 def judges(evaluator):

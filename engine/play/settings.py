@@ -82,6 +82,10 @@ class PlayerSettings:
         "reflections, at N times the cost (auto: 8 for the soft-segmentation net, which tells "
         "directions apart; 1 for the ISN, symmetric already); short of time, fewer are used",
         kind=int, minimum=1, maximum=8, none="auto", startup=True, metavar="N")
+    judge_value: str = setting(
+        "win", "1-ply with a judging net: rank the moves by its chance to win read as the lead "
+        "that gives it (win), or by its score lead (lead)", choices=("win", "lead"),
+        startup=True)
     policy_temperature: float = setting(
         0.0, "--player policy: 0 plays the net's top move; T > 0 draws a move with probability "
         "proportional to p^(1/T)", minimum=0, metavar="T")

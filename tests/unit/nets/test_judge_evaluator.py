@@ -11,12 +11,13 @@ from engine.gtp.main import build_engine, build_parser
 from engine.gtp.protocol import GtpLoop
 from engine.nets.evaluator import (JUDGE_CANDIDATES, Evaluation, JudgeEvaluator, SymmetricEvaluator,
                                    UniformEvaluator, load_evaluator)
-from engine.nets.judge import JudgeNet, judge_planes
+from engine.nets.judge import JudgeNet, judge_planes, win_as_lead
 from engine.nets.policy import save_policy
 from engine.nets.policy_features import features
 from engine.nets.policy_inputs import RECORD_PLANES, PositionEncoder
 from engine.nets.predictor import RECENT_MOVES
 from engine.nets.weights import WeightFileError, architecture_name
+from engine.play.player import win_probability
 from engine.play.search_player import SearchPlayer
 from engine.rules.board import BLACK, PASS, WHITE
 from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex
@@ -166,6 +167,41 @@ def test_successor_values_are_minus_each_successors_score_in_one_pass(net, make_
         assert value == pytest.approx(-float(reference(net, after).score[0]), abs=1e-3)
 
 
+def test_win_values_are_each_successors_chance_to_win_read_as_a_lead(net):
+    state = game()
+    open_points = 81 - len(state.history)
+    moves, values = JudgeEvaluator(net, value="win").successor_values(state)
+    alone = JudgeEvaluator(net)
+    for move, value in zip(moves, values):
+        after = state.copy()
+        after.play(move)
+        win = 1.0 - alone.evaluate(after).win
+        assert win_probability(value, open_points) == pytest.approx(win, abs=1e-6)
+    with pytest.raises(ValueError, match="lead, win"):
+        JudgeEvaluator(net, value="score")
+
+
+def test_win_as_lead_inverts_the_guis_win_rate_on_every_board():
+    wins = np.array([1e-4, 0.02, 0.3, 0.5, 0.6, 0.97, 1 - 1e-4])
+    for open_points in (0, 3, 81, 361):
+        leads = win_as_lead(wins, open_points)
+        assert np.all(np.diff(leads) > 0) and leads[3] == 0.0
+        assert [win_probability(lead, open_points) for lead in leads] == \
+            pytest.approx(wins, abs=1e-9)
+    assert np.isfinite(win_as_lead(np.array([0.0, 1.0]), 81)).all()
+
+
+def test_pass_share_is_the_move_heads_pass_over_its_likeliest_move(net):
+    state = game()
+    logits = reference(net, state).policy[0]
+    probabilities = np.exp(logits - logits.max())
+    expected = probabilities[-1] / probabilities.max()
+    evaluator = JudgeEvaluator(net)
+    assert evaluator.pass_share(state) == pytest.approx(expected, rel=1e-4)
+    assert SymmetricEvaluator(evaluator, 2).pass_share(state) == evaluator.pass_share(state)
+    assert UniformEvaluator().pass_share(state) is None
+
+
 def test_the_ko_retake_is_not_a_successor(net):
     state = ko_game()
     moves, _ = JudgeEvaluator(net).successor_values(state)
@@ -311,6 +347,14 @@ def test_gtp_plays_and_shows_ownership_with_a_judging_net(judge_file):
     ok, vertex = ask(loop, "genmove w")
     assert ok and parse_vertex(vertex, 9) in legal
     assert engine.state.history[-1][1] == parse_vertex(vertex, 9)
+
+
+def test_the_1ply_player_takes_the_judging_nets_value_and_precision(judge_file):
+    engine = session("--weights", str(judge_file), "--judge-value", "lead",
+                     "--policy-precision", "bf16").engine
+    judging = engine.evaluator.inner
+    assert judging.value == "lead" and judging.twin().value == "lead"
+    assert session("--weights", str(judge_file)).engine.evaluator.inner.value == "win"
 
 
 def test_the_search_plays_with_a_judging_nets_prior(judge_file):

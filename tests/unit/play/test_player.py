@@ -14,8 +14,8 @@ from engine.rules.board import BLACK, PASS, WHITE, Board
 from engine.rules.coords import parse_vertex
 from engine.nets.evaluator import Evaluation, Evaluator, SymmetricEvaluator, UniformEvaluator
 from engine.rules.game import GameState, Rules
-from engine.play.player import (GAME_LENGTH_VALVE, PASS_MARGIN, RESIGN, RESIGN_STREAK, Player,
-                           boltzmann, win_probability)
+from engine.play.player import (GAME_LENGTH_VALVE, PASS_MARGIN, PREMATURE_PASS_SHARE, RESIGN,
+                                RESIGN_STREAK, Player, boltzmann, win_probability)
 
 
 class TableEvaluator(Evaluator):
@@ -184,6 +184,31 @@ def test_no_pass_while_a_real_move_gains():
     player = Player(tiny, beta=1.0, seed=4, resign_threshold=None)
     decision = player.choose(state, BLACK)
     assert decision.move == PASS and decision.reason == "no move gains"
+
+
+class MoveHeadEvaluator(TableEvaluator):
+    """A TableEvaluator with a move head that rates passing at `share` of its likeliest move."""
+
+    def __init__(self, share, **table):
+        super().__init__(**table)
+        self.share = share
+
+    def pass_share(self, state):
+        return self.share
+
+
+@pytest.mark.parametrize("share, passes", [(PREMATURE_PASS_SHARE / 2, False),
+                                           (PREMATURE_PASS_SHARE, True), (None, True)])
+def test_a_move_head_that_would_not_pass_keeps_the_player_from_passing_first(share, passes):
+    """No move gains by the values; a judging net's move head that rates passing low plays on,
+    among the real moves; after the opponent's pass the count decides as before."""
+    state = GameState(5, Rules(komi=0.5))
+    flat = MoveHeadEvaluator(share, table={at("C3", 5): PASS_MARGIN / 2}, default=-0.2)
+    player = Player(flat, beta=1.0, seed=4, resign_threshold=None)
+    decisions = [player.choose(state, BLACK) for _ in range(20)]
+    assert all((decision.move == PASS) == passes for decision in decisions)
+    state.play(PASS)
+    assert player.choose(state, WHITE).move == PASS    # the count (an empty board) wins for White
 
 
 def test_after_the_opponent_passes_pass_exactly_when_the_count_wins():
