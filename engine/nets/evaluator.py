@@ -61,7 +61,6 @@ EVALUATORS = {}               # architecture name -> the evaluator of its nets (
 JUDGE_ALL_SUCCESSORS = 81     # board points up to which the judging net judges every successor
 JUDGE_CANDIDATES = 32         # ... and above, only its policy head's likeliest moves (and pass)
 UNJUDGED_MARGIN = 1.0         # points below the lowest judged successor for the moves not judged
-JUDGE_VALUES = ("lead", "win")  # what a judging net's successor values are (JudgeEvaluator)
 
 
 def evaluates(architecture):
@@ -420,9 +419,9 @@ class JudgeEvaluator(Evaluator):
 
     def __init__(self, net, cache_size=DEFAULT_CACHE_SIZE, metadata=None, candidates=None,
                  precision="fp32", forward=None, value="lead"):
-        if value not in JUDGE_VALUES:
-            raise ValueError(f"a judging net's 1-ply value is one of {', '.join(JUDGE_VALUES)}, "
-                             f"not {value!r}")
+        if value not in judge.JUDGE_VALUES:
+            raise ValueError(f"a judging net's 1-ply value is one of "
+                             f"{', '.join(judge.JUDGE_VALUES)}, not {value!r}")
         if cache_size < 1:
             raise ValueError(f"cache_size must be at least 1, not {cache_size}")
         if candidates is not None and candidates < 0:

@@ -44,6 +44,7 @@ KIND = "judge"
 KOMI_SCALE = 15.0       # the komi plane: the komi the side to move receives, over this
 SCORE_SCALE = 20.0      # the score output: the side to move's lead in points, over this
 HEAD_SETTINGS = ("head_channels", "value_hidden")
+JUDGE_VALUES = ("win", "lead")  # what the 1-ply player ranks a judging net's successors by
 
 
 def head_shapes(architecture):

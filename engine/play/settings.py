@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from engine.nets.judge import JUDGE_VALUES
 from engine.nets.winograd import PRECISIONS
 from engine.search.playout import PLAYOUT_TACTICS
 from engine.search.puct import (DEFAULT_BATCH_SIZE, DEFAULT_EXPLORATION, DEFAULT_FPU_REDUCTION,
@@ -84,7 +85,7 @@ class PlayerSettings:
         kind=int, minimum=1, maximum=8, none="auto", startup=True, metavar="N")
     judge_value: str = setting(
         "win", "1-ply with a judging net: rank the moves by its chance to win read as the lead "
-        "that gives it (win), or by its score lead (lead)", choices=("win", "lead"),
+        "that gives it (win), or by its score lead (lead)", choices=JUDGE_VALUES,
         startup=True)
     policy_temperature: float = setting(
         0.0, "--player policy: 0 plays the net's top move; T > 0 draws a move with probability "

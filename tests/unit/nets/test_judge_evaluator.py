@@ -177,7 +177,7 @@ def test_win_values_are_each_successors_chance_to_win_read_as_a_lead(net):
         after.play(move)
         win = 1.0 - alone.evaluate(after).win
         assert win_probability(value, open_points) == pytest.approx(win, abs=1e-6)
-    with pytest.raises(ValueError, match="lead, win"):
+    with pytest.raises(ValueError, match="win, lead"):
         JudgeEvaluator(net, value="score")
 
 
