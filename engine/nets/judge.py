@@ -31,6 +31,7 @@ architecture name "judge" and the head tensors after the policy's.
 Reading order: JudgeNet.heads(), judge_planes(), symmetric_judgement().
 """
 import math
+from statistics import NormalDist
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,7 @@ KOMI_SCALE = 15.0       # the komi plane: the komi the side to move receives, ov
 SCORE_SCALE = 20.0      # the score output: the side to move's lead in points, over this
 HEAD_SETTINGS = ("head_channels", "value_hidden")
 JUDGE_VALUES = ("win", "lead")  # what the 1-ply player ranks a judging net's successors by
+_STANDARD_NORMAL = NormalDist()
 
 
 def head_shapes(architecture):
@@ -94,26 +96,7 @@ def win_as_lead(win, empty_points):
     to win `win` (an array): what the 1-ply player ranks a judging net's successors by when it
     trusts the result head over the score head."""
     win = np.clip(np.asarray(win, dtype=float), 1e-6, 1 - 1e-6)
-    return lead_spread(empty_points) * math.sqrt(2.0) * _erfinv(2.0 * win - 1.0)
-
-
-def _erfinv(y):
-    """The inverse error function on (-1, 1): Giles' single-precision approximation, refined by
-    two Newton steps on math.erf."""
-    y = np.asarray(y, dtype=float)
-    w = -np.log((1.0 - y) * (1.0 + y))
-    central, tail = w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0
-    p_central = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                            0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
-                            1.50140941], central)
-    p_tail = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                         0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682],
-                        tail)
-    x = np.where(w < 5.0, p_central, p_tail) * y
-    erf = np.vectorize(math.erf)
-    for _ in range(2):
-        x = x - (erf(x) - y) / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
-    return x
+    return lead_spread(empty_points) * np.vectorize(_STANDARD_NORMAL.inv_cdf, otypes=[float])(win)
 
 
 def _sigmoid(x):
