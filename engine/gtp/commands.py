@@ -243,8 +243,7 @@ class KosumiEngine(GtpEngineBase):
         return move if isinstance(move, str) else self._vertex(move)
 
     def _empty_points(self):
-        board = self.state.board
-        return self.size * self.size - len(board.stones(BLACK)) - len(board.stones(WHITE))
+        return self.state.board.empty_points
 
     @gtp_command("undo")
     def cmd_undo(self):

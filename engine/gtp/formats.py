@@ -321,8 +321,7 @@ def one_ply_info_line(analysis, dialect, options, state, evaluator):
     evaluator can estimate it; lz: winrate and prior in ten-thousandths. All from the side of
     the analysed colour, as KataGo and Leela Zero report them."""
     size = state.size
-    board = state.board
-    empty_points = size * size - len(board.stones(BLACK)) - len(board.stones(WHITE))
+    empty_points = state.board.empty_points
     ranked = analysis.ranked()
     visits = share_visits([probability for _, _, probability in ranked], ANALYSIS_VISITS)
     listed = [(move, value, probability, count)

@@ -468,9 +468,7 @@ class JudgeEvaluator(Evaluator):
             judged = [moves[i] for i in sorted(np.argsort(-logits, kind="stable")[:limit])]
         judgement = self._judge_successors(state, judged + [PASS])
         if self.value == "win":
-            board = state.board
-            open_points = state.size ** 2 - len(board.stones(BLACK)) - len(board.stones(WHITE))
-            values = judge.win_as_lead(1.0 - judgement.win, open_points)
+            values = judge.win_as_lead(1.0 - judgement.win, state.board.empty_points)
         else:
             values = -judgement.score.astype(float)
         if len(judged) == len(moves):

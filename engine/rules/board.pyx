@@ -671,6 +671,11 @@ cdef class Board:
         return self.zobrist
 
     @property
+    def empty_points(self):
+        """Points with no stone (kept as the board changes)."""
+        return self.num_empty
+
+    @property
     def move_count(self):
         """Moves that undo() can take back."""
         return self.num_moves

@@ -147,9 +147,11 @@ def test_multi_stone_suicide_when_allowed_removes_own_chain():
         . . . .
     """)
     assert board.captures(BLACK) == 3
+    assert board.empty_points == 16 - len(board.stones(BLACK)) == 13
     board.undo()
     board.check_consistency()
     assert board.get(point(board, "B4")) == WHITE and board.get(move) == EMPTY
+    assert board.empty_points == 16 - len(board.stones(BLACK)) - len(board.stones(WHITE)) == 11
 
 
 def test_capture_is_not_suicide():
