@@ -22,6 +22,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.gtp.options import load_predictor  # noqa: E402
+from engine.nets.weights import DEFAULT_WEIGHTS  # noqa: E402
 from engine.play.search_player import SearchPlayer, load_prior_evaluator  # noqa: E402
 from engine.rules.board import BLACK, Board  # noqa: E402
 from engine.rules.game import GameState, Rules  # noqa: E402
@@ -97,8 +98,10 @@ def main():
     parser.add_argument("--playouts", type=int, default=20000, help="playouts per policy row")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per search row")
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--weights", help="the prior's weight file (default: the search's, "
-                                          "weights/softseg_9x9.npz)")
+    parser.add_argument("--weights", default=str(DEFAULT_WEIGHTS),
+                        help="the prior's weight file (default: the RAVE tree's, "
+                             "weights/softseg_9x9.npz; the PUCT search's speed is "
+                             "puct_speed.py's)")
     parser.add_argument("--knowledge-prior", type=float, default=0.0,
                         help="games of the rules of thumb in every node's prior (default: 0)")
     parser.add_argument("--playout-tactics", default="mogo",

@@ -44,8 +44,9 @@ def build_parser():
                     "tools. See docs/ANALYSIS_ENGINE.md.",
         epilog='KaTrain: "backend": "custom", "altcommand": "exec kosumi analysis" in the '
                '"engine" section of ~/.katrain/config.json')
-    add_net_options(parser, "value net weight file (.npz), the search's prior; default: the "
-                            "shipped net, weights/softseg_9x9.npz")
+    add_net_options(parser, "the weight file (.npz) of the net the search plays over; default: "
+                            "the shipped judging nets, weights/judge_9x9.npz (boards up "
+                            "to 9x9) and weights/judge_19x19_run.npz (larger boards)")
     parser.add_argument("--visits", type=int, default=defaults.max_visits, metavar="N",
                         help="maxVisits of a query that gives none (default: %(default)d)")
     parser.add_argument("--max-time", type=float, default=defaults.max_seconds, metavar="S",

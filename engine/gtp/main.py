@@ -35,8 +35,9 @@ def build_parser():
         epilog="Example: gogui-twogtp -black 'python gtp_server.py' -white 'gnugo --mode gtp' "
                "-size 9 -komi 7 -games 20 -alternate -auto")
     add_net_options(parser, "network weight file (.npz); default: the shipped nets, "
-                            "weights/softseg_9x9.npz, for 1-ply play and as the prior of "
-                            "--search mcts")
+                            "weights/softseg_9x9.npz for 1-ply play, the judging nets "
+                            "weights/judge_9x9.npz (boards up to 9x9) and "
+                            "weights/judge_19x19_run.npz (larger boards) for --search mcts")
     game = parser.add_argument_group("the game", "until a controller sets them")
     game.add_argument("--komi", type=number(what="komi"), default=7.0,
                       help="komi until a controller sets one (default: %(default)g)")
@@ -57,8 +58,9 @@ def build_parser():
                                                  "kosumi-search in every mode; SearchSettings)")
     search.add_argument("--search", choices=("1ply", "mcts"), default="1ply",
                         help="move choice: 1ply = Boltzmann over the net's successor values "
-                             "(the design's default); mcts = tree search with RAVE and pattern "
-                             "playouts, the net's values as the prior (stronger)")
+                             "(the design's default); mcts = tree search (stronger): PUCT over "
+                             "a judging net's moves, chance to win and lead, or MC-RAVE with "
+                             "pattern playouts over any other net (--tree)")
     add_settings_options(parser, (PlayerSettings, SearchSettings),
                          groups={PlayerSettings: players, SearchSettings: search})
     add_logging_options(parser)

@@ -442,6 +442,28 @@ class JudgeEvaluator(Evaluator):
         net, metadata = judge.load_judge(path)
         return cls(net, metadata=metadata, **options)
 
+    @classmethod
+    def load_by_size(cls, paths_by_size, precision="fp32", **options):
+        """The evaluator of several judging nets' weight files, [(largest size, path)]: each net
+        judges the boards of up to its size that no smaller one does, the largest also every
+        larger board (ForwardBySize); `net` and `metadata` are the largest's. The nets must read
+        the same inputs; WeightFileError naming the file that does not, or cannot be loaded."""
+        from engine.nets.weights import WeightFileError
+        loaded = [(size, path, *judge.load_judge(path))
+                  for size, path in sorted(paths_by_size, key=lambda pair: pair[0])]
+        _, largest_path, net, metadata = loaded[-1]
+        for _, path, other, _ in loaded:
+            if (other.feature_set.name, other.feature_set.history) != \
+                    (net.feature_set.name, net.feature_set.history):
+                raise WeightFileError(path, f"reads the {other.feature_set.name} inputs with "
+                                            f"{other.feature_set.history} earlier positions, "
+                                            f"{largest_path} the {net.feature_set.name} inputs "
+                                            f"with {net.feature_set.history}: nets for the board "
+                                            f"sizes of one engine read the same inputs")
+        forward = ForwardBySize([(size, play_forward(other, precision))
+                                 for size, _, other, _ in loaded])
+        return cls(net, metadata=metadata, forward=forward, **options)
+
     def twin(self):
         """Its own cache and encoder over the same forward pass (its transformed kernels)."""
         return JudgeEvaluator(self.net, self.cache_size, self.metadata, self.candidates,
@@ -547,6 +569,21 @@ class JudgeEvaluator(Evaluator):
         planes = features(self.net.feature_set.name, records, colours)
         self.evaluations += count
         return self.forward(judge.judge_planes(planes, np.where(colours == WHITE, komi, -komi)))
+
+
+class ForwardBySize:
+    """The forward pass of several judging nets, each the judge of the boards of up to its size
+    that no smaller one judges, the largest also of every larger board: a batch of planes
+    (B, C, S, S) goes to the net for S lines."""
+
+    def __init__(self, forwards):
+        self.forwards = sorted(forwards, key=lambda pair: pair[0])   # [(largest size, forward)]
+
+    def __call__(self, planes):
+        size = planes.shape[-1]
+        forward = next((forward for largest, forward in self.forwards if size <= largest),
+                       self.forwards[-1][1])
+        return forward(planes)
 
 
 @functools.lru_cache(maxsize=None)

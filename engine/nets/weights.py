@@ -65,6 +65,13 @@ DEFAULT_POLICY_WEIGHTS = shipped_weights_path("policy_19x19.npz")
 # The search's prior: a smaller net (8 x 48), asked at every node it expands; at half the
 # larger net's cost a call the 9x9 search won more games with it at equal time.
 DEFAULT_PRIOR_POLICY_WEIGHTS = shipped_weights_path("policy_prior_19x19.npz")
+# The search's nets (`--search mcts`: the PUCT search over a judging net, engine/nets/judge.py),
+# each the default for the boards of up to its size, the 19x19 one also for larger boards: on
+# 9x9 the net of the search's own self-play (engine/training/expert/), which learnt from the
+# 19x19 one what the human games teach and 9x9 from its games; elsewhere the net of the 19x19
+# expert games, which every size reads (a fully convolutional trunk, a pooled score head).
+DEFAULT_JUDGES = ((9, shipped_weights_path("judge_9x9.npz")),
+                  (19, shipped_weights_path("judge_19x19_run.npz")))
 # The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).
 ISN_WEIGHTS = shipped_weights_path("isn_9x9.npz")
 

@@ -70,11 +70,14 @@ USE_PRIOR = {"auto": None, "net": True, "none": False}      # SearchSettings.sea
 
 
 def load_prior_evaluator(weights=None, precision="fp32"):
-    """The evaluator of a search's prior, with the search's cache: the weight file's, by default
-    the shipped soft-segmentation net (weights.DEFAULT_WEIGHTS: a better prior than the ISN's per
-    simulation and at equal time, docs/notebook/softseg.md); a judging net's products in
-    `precision`. Raises weights.WeightFileError naming the file."""
-    from engine.nets.evaluator import load_evaluator
+    """The evaluator the search plays over, with the search's cache: the weight file's, by
+    default the shipped judging nets by board size (weights.DEFAULT_JUDGES), which the PUCT
+    search plays over; a judging net's products in `precision`. Raises weights.WeightFileError
+    naming the file."""
+    from engine.nets.evaluator import JudgeEvaluator, load_evaluator
+    if weights is None:
+        from engine.nets.weights import DEFAULT_JUDGES
+        return JudgeEvaluator.load_by_size(DEFAULT_JUDGES, precision, cache_size=SEARCH_CACHE_SIZE)
     return load_evaluator(weights, precision, cache_size=SEARCH_CACHE_SIZE)
 
 

@@ -216,10 +216,12 @@ def test_policy_and_priors_from_a_policy_net(session, tmp_path, precision):
 
 
 def test_the_value_nets_ownership_after_each_move_where_the_search_uses_the_net():
+    # the RAVE tree over the soft-segmentation net, which it asks below 13 lines only
+    from engine.nets.weights import DEFAULT_WEIGHTS
     from engine.play.search_player import load_prior_evaluator
     args = build_parser().parse_args(["--seed", "1", "--workers", "1"])
     sink = Sink()
-    server = build_server(args, sink, load_prior_evaluator())
+    server = build_server(args, sink, load_prior_evaluator(DEFAULT_WEIGHTS))
     try:
         server.handle(json.dumps({**BASE, "id": "m", "maxVisits": 30,
                                   "includeMovesOwnership": True}))

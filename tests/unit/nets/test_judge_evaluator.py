@@ -305,6 +305,33 @@ def test_a_damaged_judging_nets_file_is_refused_by_name(judge_file, tmp_path):
         load_evaluator(policy_file)
 
 
+def test_nets_by_size_each_judge_their_boards(net, judge_file, tmp_path):
+    other = trained_like(seed=11)
+    large_file = tmp_path / "large_judge.npz"
+    save_policy(large_file, other, 19, 10, 1000)
+    evaluator = JudgeEvaluator.load_by_size([(19, large_file), (9, judge_file)], cache_size=64)
+    assert evaluator.cache_size == 64 and evaluator.net.architecture == other.architecture
+    for size, judging in ((5, net), (9, net), (11, other), (19, other), (21, other)):
+        state = game(size, ("C3",))
+        expected = float(reference(judging, state).score[0])
+        assert evaluator.evaluate(state).value == pytest.approx(expected, abs=1e-4), size
+        assert evaluator.twin().evaluate(state).value == pytest.approx(expected, abs=1e-4)
+    assert JudgeEvaluator(other).evaluate(game(9, ("C3",))).value != \
+        pytest.approx(evaluator.evaluate(game(9, ("C3",))).value, abs=1e-3)
+
+
+def test_nets_by_size_must_read_the_same_inputs(judge_file, tmp_path):
+    other_inputs = tmp_path / "sn2008_judge.npz"
+    save_policy(other_inputs, JudgeNet(ARCHITECTURE, "sn2008", seed=2), 19, 0, 0)
+    with pytest.raises(WeightFileError,
+                       match="judge.npz: reads the rich inputs .*sn2008_judge.npz the sn2008"):
+        JudgeEvaluator.load_by_size([(9, judge_file), (19, other_inputs)])
+    damaged = tmp_path / "damaged_judge.npz"
+    damaged.write_bytes(judge_file.read_bytes()[:1000])
+    with pytest.raises(WeightFileError, match="damaged_judge.npz"):
+        JudgeEvaluator.load_by_size([(9, damaged), (19, judge_file)])
+
+
 # --- the search's prior ------------------------------------------------------------------------
 
 def test_the_search_prior_takes_the_judging_nets_chance_to_win(net):
@@ -369,3 +396,23 @@ def test_the_search_plays_with_a_judging_nets_prior(judge_file):
     assert ok and parse_vertex(vertex, 9) in legal
     assert evaluator.evaluations > 0                  # the prior asked the judging net
     assert format_vertex(loop.engine.state.history[-1][1], 9) == vertex
+
+
+def test_the_search_plays_over_the_shipped_judging_nets_by_board_size():
+    from engine.nets.weights import DEFAULT_JUDGES
+    from engine.play.search_player import uses_puct
+    loop = session("--search", "mcts", "--playouts", "20")
+    engine = loop.engine
+    assert isinstance(engine.evaluator, JudgeEvaluator)
+    assert uses_puct(engine.player.settings, engine.evaluator)
+    (small, small_file), (large, large_file) = DEFAULT_JUDGES
+    for size, path in ((small, small_file), (13, large_file), (large, large_file)):
+        state = game(size, ("C3",))
+        alone = JudgeEvaluator.load(path).evaluate(state)
+        assert engine.evaluator.evaluate(state).value == pytest.approx(alone.value, abs=1e-4)
+        for line in (f"boardsize {size}", "clear_board", "play b C3"):
+            assert ask(loop, line)[0]
+        ok, vertex = ask(loop, "genmove w")
+        assert ok and parse_vertex(vertex, size) in game(size, ("C3",)).legal_moves() + [PASS]
+    assert JudgeEvaluator.load(small_file).evaluate(game(9, ("C3",))).value != pytest.approx(
+        JudgeEvaluator.load(large_file).evaluate(game(9, ("C3",))).value, abs=1e-3)

@@ -778,8 +778,9 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
 
 def test_the_engine_plays_and_searches_with_the_softseg_net():
     # the rule: the net stronger against GNU Go level 1 (softseg, 43.0% against 3.8%)
-    # is the 1-ply default; it is the search's prior too, the stronger at equal time, asked at
-    # nodes with 64 visits (an ISN, ten times cheaper a call, at 8)
+    # is the 1-ply default; named with --weights it is the RAVE tree's prior, asked at nodes
+    # with 64 visits (an ISN, ten times cheaper a call, at 8); the search's default is PUCT over
+    # the judging nets (tests/unit/nets/test_judge_evaluator.py)
     import tomllib
     from engine.gtp.main import build_engine, build_parser
     from engine.nets.evaluator import NetworkEvaluator
@@ -790,11 +791,12 @@ def test_the_engine_plays_and_searches_with_the_softseg_net():
     assert isinstance(engine.evaluator.inner, SoftSegEvaluator)     # averaged over symmetries
     assert engine.evaluator.metadata["params_sha256"] == \
         load_evaluator(REPO / "weights" / "softseg_9x9.npz").metadata["params_sha256"]
-    searcher = engine._searcher()                                   # kosumi-search's tree
+    softseg = ["--weights", str(REPO / "weights" / "softseg_9x9.npz")]
+    searcher = build_engine(parser.parse_args(softseg))._searcher()   # kosumi-search's tree
     assert isinstance(searcher.evaluator, SoftSegEvaluator)         # the net alone
     assert searcher.tree_options["net_prior_threshold"] == SOFTSEG_PRIOR_THRESHOLD
     for options in (["--search", "mcts"], ["--search", "mcts", "--search-prior", "none"]):
-        searching = build_engine(parser.parse_args(["--seed", "1", *options]))
+        searching = build_engine(parser.parse_args(["--seed", "1", *softseg, *options]))
         assert isinstance(searching.evaluator, SoftSegEvaluator)
         assert searching.player.tree_options["net_prior_threshold"] == SOFTSEG_PRIOR_THRESHOLD
     isn = ["--search", "mcts", "--weights", str(REPO / "weights" / "isn_9x9.npz")]
@@ -814,7 +816,8 @@ def test_the_engine_plays_and_searches_with_the_softseg_net():
     # a plain `pip install .` must carry both defaults along (weights.shipped_weights_path)
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     installed = pyproject["tool"]["setuptools"]["data-files"]["share/kosumi/weights"]
-    for path in (weight_files.DEFAULT_WEIGHTS, weight_files.ISN_WEIGHTS):
+    for path in (weight_files.DEFAULT_WEIGHTS, weight_files.ISN_WEIGHTS,
+                 *(path for _, path in weight_files.DEFAULT_JUDGES)):
         assert path.exists() and f"weights/{path.name}" in installed
 
 
