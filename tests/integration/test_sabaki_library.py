@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.mark.parametrize("size, options", [(7, []), (9, []),
-                                           (9, ["--search", "mcts", "--playouts", "300"]),
+                                           (9, ["--search", "mcts", "--playouts", "60"]),
                                            (9, ["--player", "policy"])])
 def test_a_whole_game_through_sabakis_gtp_library(size, options):
     completed = subprocess.run(
