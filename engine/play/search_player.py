@@ -43,10 +43,11 @@ from engine.play.player import (Decision, GAME_LENGTH_VALVE, RESIGN, RESIGN_STRE
                                  after_opponent_passed, boltzmann, count_after_passing,
                                  dead_stone_liberties, move_text, state_for)
 from engine.play.settings import (DEFAULT_PLAYOUTS, LARGE_BOARD_KNOWLEDGE_PRIOR,
-                                  RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD, PlayerSettings,
-                                  SearchSettings, split_changes, with_changes)
+                                  RULES_OF_THUMB_LINES, SOFTSEG_PRIOR_THRESHOLD,
+                                  THREADED_BATCH_SIZE, PlayerSettings, SearchSettings,
+                                  split_changes, with_changes)
 from engine.rules.board import BLACK, PASS, opponent
-from engine.search.puct import PuctSearch
+from engine.search.puct import DEFAULT_BATCH_SIZE, PuctSearch
 from engine.search.tree import DEFAULT_KNOWLEDGE_PRIOR, DEFAULT_NET_PRIOR_THRESHOLD, TreeSearch
 
 log = logging.getLogger("kosumi.search")
@@ -235,9 +236,16 @@ class SearchPlayer:
         settings = self.settings
         return dict(max_nodes=settings.max_nodes, exploration=settings.puct_exploration,
                     fpu_reduction=settings.fpu_reduction, score_utility=settings.score_utility,
-                    batch_size=settings.puct_batch, playout_weight=settings.puct_playout_weight,
+                    batch_size=self.puct_batch, playout_weight=settings.puct_playout_weight,
                     playout_lead_weight=settings.puct_playout_lead_weight,
                     playout_tactics=settings.playout_tactics)
+
+    @property
+    def puct_batch(self):
+        """The leaves each PUCT tree judges in one batch: the setting's, or by the threads."""
+        if self.settings.puct_batch is not None:
+            return self.settings.puct_batch
+        return DEFAULT_BATCH_SIZE if self.settings.threads == 1 else THREADED_BATCH_SIZE
 
     def budget(self):
         """(simulations, seconds) per move by the settings; either may be None (no limit)."""

@@ -41,6 +41,9 @@ DEFAULT_PUCT_PLAYOUT_WEIGHT = 0.5   # AlphaGo's; the judgement of held-out games
                                     # near it (docs/notebook/puct.md)
 SOFTSEG_PRIOR_THRESHOLD = 64     # visits before a node asks the soft-segmentation net: 1.7 times the
                                  # ISN's time a simulation at the ISN's 8 (docs/notebook/softseg.md)
+THREADED_BATCH_SIZE = 8          # leaves a PUCT tree judges at once beside other threads' trees: on
+                                 # two cores two trees with one leaf a batch made fewer visits than
+                                 # one tree alone (docs/notebook/puct.md, speed)
 
 
 def setting(default, help, *, kind=None, minimum=None, maximum=None, above=None, finite=True,
@@ -146,9 +149,12 @@ class SearchSettings:
         "one playout's margin swings by tens of points, which a review's points lost by each "
         "move shows at a few visits a move)",
         minimum=0, maximum=1, metavar="W")
-    puct_batch: int = setting(
-        DEFAULT_BATCH_SIZE, "puct: leaves the net judges in one batch (virtual losses keep the "
-        "descents apart)", minimum=1, maximum=MAX_BATCH_SIZE, metavar="N")
+    puct_batch: Optional[int] = setting(
+        None, "puct: leaves the net judges in one batch (virtual losses keep the descents "
+        f"apart); auto: {DEFAULT_BATCH_SIZE} with one thread, {THREADED_BATCH_SIZE} with more, "
+        "so that the trees' Python, which takes turns on the interpreter's lock, runs once a "
+        "batch and the threads keep the cores busy", kind=int, minimum=1,
+        maximum=MAX_BATCH_SIZE, none="auto", metavar="N")
     search_prior: str = setting(
         "auto", "the tree's prior: the net's successor values (net) or none; auto: the net's "
         f"below {RULES_OF_THUMB_LINES} lines, none from there (the shipped nets learnt 9x9, and "

@@ -307,6 +307,21 @@ def test_the_player_searches_with_the_nets_numbers(judge_file, threads, batch):
     assert decision.move in state.legal_moves() + [PASS]
 
 
+def test_the_batch_is_one_leaf_with_one_thread_and_more_beside_other_threads(judge_file):
+    from engine.play.settings import THREADED_BATCH_SIZE
+    evaluator = JudgeEvaluator.load(judge_file)
+    assert SearchPlayer(evaluator).puct_options["batch_size"] == 1
+    two = SearchPlayer(evaluator, threads=2, playouts=32, seed=1)
+    assert two.puct_options["batch_size"] == THREADED_BATCH_SIZE > 1
+    assert SearchPlayer(evaluator, threads=2, puct_batch=3).puct_options["batch_size"] == 3
+    state = GameState(9, Rules(komi=6.5))
+    two.search(state, BLACK)
+    assert all(owner.tree.batch_size == THREADED_BATCH_SIZE for owner in two._owners)
+    two.settings.threads = 1                   # kosumi-set-param threads 1: new trees, one leaf
+    two.search(state, BLACK)
+    assert [owner.tree.batch_size for owner in two._owners] == [1]
+
+
 def test_gtp_plays_and_analyses_with_the_puct_search(judge_file):
     loop = session("--weights", str(judge_file), "--search", "mcts", "--playouts", "40")
     player = loop.engine.player
