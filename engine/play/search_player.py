@@ -72,9 +72,8 @@ USE_PRIOR = {"auto": None, "net": True, "none": False}      # SearchSettings.sea
 
 def load_prior_evaluator(weights=None, precision="fp32"):
     """The evaluator the search plays over, with the search's cache: the weight file's, by
-    default the shipped judging nets by board size (weights.DEFAULT_JUDGES), which the PUCT
-    search plays over; a judging net's products in `precision`. Raises weights.WeightFileError
-    naming the file."""
+    default the shipped judging nets by board size (weights.DEFAULT_JUDGES); a judging net's
+    products in `precision`. Raises weights.WeightFileError naming the file."""
     from engine.nets.evaluator import JudgeEvaluator, load_evaluator
     if weights is None:
         from engine.nets.weights import DEFAULT_JUDGES
