@@ -236,6 +236,37 @@ def test_the_value_nets_ownership_after_each_move_where_the_search_uses_the_net(
         ["includeMovesOwnership"]
 
 
+def test_the_default_analysis_judges_each_board_size_with_its_own_net():
+    # kosumi analysis without --weights: PUCT over the shipped judging net of each query's size
+    from engine.nets.evaluator import JudgeEvaluator, JudgeMoves
+    from engine.nets.weights import DEFAULT_JUDGES
+    from engine.play.search_player import load_prior_evaluator
+    args = build_parser().parse_args(["--seed", "1", "--workers", "1"])
+
+    def answers(evaluator, *queries):
+        sink = Sink()
+        server = build_server(args, sink, evaluator, JudgeMoves(evaluator))
+        try:
+            for query in queries:
+                server.handle(json.dumps(query))
+            return sink.wait_for(lambda a: all(finals(a, q["id"]) for q in queries))
+        finally:
+            server.close()
+
+    small = {**BASE, "id": "small", "maxVisits": 8, "includeOwnership": True,
+             "includePolicy": True}
+    big = {**BASE, "id": "big", "boardXSize": 19, "boardYSize": 19, "maxVisits": 8,
+           "includeMovesOwnership": True}
+    default = answers(load_prior_evaluator(), small, big)
+    assert all(len(info["ownership"]) == 361 for info in finals(default, "big")[0]["moveInfos"])
+    (_, small_net), (_, large_net) = DEFAULT_JUDGES
+    policy = finals(default, "small")[0]["policy"]
+    alone = [finals(answers(JudgeEvaluator.load(path), small), "small")[0]["policy"]
+             for path in (small_net, large_net)]
+    assert policy == pytest.approx(alone[0], abs=1e-6)
+    assert policy != pytest.approx(alone[1], abs=1e-3)
+
+
 # --- errors and warnings --------------------------------------------------------------------------
 
 VALID = {**BASE, "id": "e", "moves": [["B", "E5"]]}
