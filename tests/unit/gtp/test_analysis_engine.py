@@ -84,12 +84,12 @@ def finals(answers, query_id):
 
 
 class Session:
-    def __init__(self, *options, workers=1, predictor=None):
+    def __init__(self, *options, workers=1, predictor=None, evaluator=None):
         from engine.nets.evaluator import UniformEvaluator
         args = build_parser().parse_args(["--evaluator", "uniform", "--seed", "3",
                                           "--workers", str(workers), *options])
         self.sink = Sink()
-        self.server = build_server(args, self.sink, UniformEvaluator(), predictor)
+        self.server = build_server(args, self.sink, evaluator or UniformEvaluator(), predictor)
 
     def send(self, query):
         self.server.handle(json.dumps(query))
@@ -236,33 +236,24 @@ def test_the_value_nets_ownership_after_each_move_where_the_search_uses_the_net(
         ["includeMovesOwnership"]
 
 
-def test_the_default_analysis_judges_each_board_size_with_its_own_net():
+def test_the_default_analysis_judges_each_board_size_with_its_own_net(session):
     # kosumi analysis without --weights: PUCT over the shipped judging net of each query's size
     from engine.nets.evaluator import JudgeEvaluator, JudgeMoves
     from engine.nets.weights import DEFAULT_JUDGES
     from engine.play.search_player import load_prior_evaluator
-    args = build_parser().parse_args(["--seed", "1", "--workers", "1"])
 
-    def answers(evaluator, *queries):
-        sink = Sink()
-        server = build_server(args, sink, evaluator, JudgeMoves(evaluator))
-        try:
-            for query in queries:
-                server.handle(json.dumps(query))
-            return sink.wait_for(lambda a: all(finals(a, q["id"]) for q in queries))
-        finally:
-            server.close()
+    def answer(evaluator, query):
+        return session(evaluator=evaluator, predictor=JudgeMoves(evaluator)).answer(query)
 
     small = {**BASE, "id": "small", "maxVisits": 8, "includeOwnership": True,
              "includePolicy": True}
     big = {**BASE, "id": "big", "boardXSize": 19, "boardYSize": 19, "maxVisits": 8,
            "includeMovesOwnership": True}
-    default = answers(load_prior_evaluator(), small, big)
-    assert all(len(info["ownership"]) == 361 for info in finals(default, "big")[0]["moveInfos"])
+    default = load_prior_evaluator()
+    assert all(len(info["ownership"]) == 361 for info in answer(default, big)["moveInfos"])
+    policy = answer(default, small)["policy"]
     (_, small_net), (_, large_net) = DEFAULT_JUDGES
-    policy = finals(default, "small")[0]["policy"]
-    alone = [finals(answers(JudgeEvaluator.load(path), small), "small")[0]["policy"]
-             for path in (small_net, large_net)]
+    alone = [answer(JudgeEvaluator.load(path), small)["policy"] for path in (small_net, large_net)]
     assert policy == pytest.approx(alone[0], abs=1e-6)
     assert policy != pytest.approx(alone[1], abs=1e-3)
 

@@ -406,13 +406,14 @@ def test_the_search_plays_over_the_shipped_judging_nets_by_board_size():
     assert isinstance(engine.evaluator, JudgeEvaluator)
     assert uses_puct(engine.player.settings, engine.evaluator)
     (small, small_file), (large, large_file) = DEFAULT_JUDGES
-    for size, path in ((small, small_file), (13, large_file), (large, large_file)):
+    alone = {small: JudgeEvaluator.load(small_file), large: JudgeEvaluator.load(large_file)}
+    for size, net_size in ((small, small), (13, large), (large, large)):
         state = game(size, ("C3",))
-        alone = JudgeEvaluator.load(path).evaluate(state)
-        assert engine.evaluator.evaluate(state).value == pytest.approx(alone.value, abs=1e-4)
+        expected = alone[net_size].evaluate(state).value
+        assert engine.evaluator.evaluate(state).value == pytest.approx(expected, abs=1e-4)
         for line in (f"boardsize {size}", "clear_board", "play b C3"):
             assert ask(loop, line)[0]
         ok, vertex = ask(loop, "genmove w")
         assert ok and parse_vertex(vertex, size) in game(size, ("C3",)).legal_moves() + [PASS]
-    assert JudgeEvaluator.load(small_file).evaluate(game(9, ("C3",))).value != pytest.approx(
-        JudgeEvaluator.load(large_file).evaluate(game(9, ("C3",))).value, abs=1e-3)
+    assert alone[small].evaluate(game(9, ("C3",))).value != pytest.approx(
+        alone[large].evaluate(game(9, ("C3",))).value, abs=1e-3)
