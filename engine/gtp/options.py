@@ -108,10 +108,11 @@ def add_net_options(parser, weights_help):
                         help="'uniform' plays from a plain area count without any net: for "
                              "testing controllers and the protocol (default: net)")
     parser.add_argument("--policy", metavar="PATH",
-                        help="a move-prediction (policy) net, a weight file kosumi-train policy "
-                             "wrote (default, when shipped: weights/policy_19x19.npz for the "
-                             "policy player, weights/policy_prior_19x19.npz as the search's "
-                             "prior; 'none': no policy net)")
+                        help="a move-prediction (policy) net, or a judging net for its move "
+                             "head, a weight file kosumi-train policy wrote (default, when "
+                             "shipped: weights/policy_19x19.npz for the policy player, "
+                             "weights/policy_prior_19x19.npz as the search's prior; 'none': no "
+                             "policy net)")
 
 
 def add_logging_options(parser):
@@ -134,10 +135,10 @@ def start_logging(args, program):
 
 
 def load_predictor(path, symmetries=1, default=None, precision="fp32"):
-    """The policy net (a MovePredictor in `precision`) at path; when path is None, the shipped
-    net default (the search's prior, DEFAULT_PRIOR_POLICY_WEIGHTS, unless told) if it is there;
-    None for 'none' or nothing shipped. Raises WeightFileError naming a named file that cannot be
-    used."""
+    """The policy net (a MovePredictor in `precision`, or a judging net's move head: JudgeMoves)
+    at path; when path is None, the shipped net default (the search's prior,
+    DEFAULT_PRIOR_POLICY_WEIGHTS, unless told) if it is there; None for 'none' or nothing
+    shipped. Raises WeightFileError naming a named file that cannot be used."""
     if path == "none":
         return None
     if path is None:
@@ -145,5 +146,9 @@ def load_predictor(path, symmetries=1, default=None, precision="fp32"):
         path = default or DEFAULT_PRIOR_POLICY_WEIGHTS
         if not path.exists():
             return None
+    from engine.nets.weights import architecture_name
+    if architecture_name(path) == "judge":              # a judging net's move head
+        from engine.nets.evaluator import JudgeEvaluator, JudgeMoves
+        return JudgeMoves(JudgeEvaluator.load(path, precision=precision), symmetries)
     from engine.nets.predictor import MovePredictor
     return MovePredictor.load(path, symmetries, precision)

@@ -58,6 +58,8 @@ CHINESE_STONE_VALUE = 1.0
 TRAINING_CAPTURE_VALUE = 0.4  # Blair's training score (section IV.B): c = s = 0.4
 TRAINING_STONE_VALUE = 0.4
 EVALUATORS = {}               # architecture name -> the evaluator of its nets (@evaluates)
+_MASK64, _GOLDEN_GAMMA = (1 << 64) - 1, 0x9E3779B97F4A7C15   # position_symmetry(): splitmix64's
+                                                             # odd multiplier, its top 3 bits
 JUDGE_ALL_SUCCESSORS = 81     # board points up to which the judging net judges every successor
 JUDGE_CANDIDATES = 32         # ... and above, only its policy head's likeliest moves (and pass)
 UNJUDGED_MARGIN = 1.0         # points below the lowest judged successor for the moves not judged
@@ -509,10 +511,12 @@ class JudgeEvaluator(Evaluator):
         """(Evaluation, the policy head's logits (S*S + 1,)) of state, remembered."""
         return self.judge_lines(state, [()])[0]
 
-    def judge_lines(self, state, lines):
+    def judge_lines(self, state, lines, spread_symmetries=False):
         """[(Evaluation, the policy head's logits (S*S + 1,))] of the positions after each line
-        of moves from state, those not remembered judged in one batch. The lines are played on
-        state and taken back: it is as it was when this returns."""
+        of moves from state, those not remembered judged in one batch, each as the board stands
+        or, with spread_symmetries, under its position_symmetry() (a remembered position is
+        answered as it was judged). The lines are played on state and taken back: it is as it
+        was when this returns."""
         history = self.net.feature_set.history
         keys, missing = [], {}
         for line in lines:
@@ -526,14 +530,17 @@ class JudgeEvaluator(Evaluator):
                 keys.append(key)
                 if key not in self._cache and key not in missing:
                     missing[key] = (state.to_move, position_records(
-                        self.encoder, state, state.to_move, history))
+                        self.encoder, state, state.to_move, history),
+                        position_symmetry(state.board.hash, state.to_move))
             finally:
                 for _ in range(played):
                     state.undo()
         if missing:
-            colours = np.array([colour for colour, _ in missing.values()])
-            judged = self._judge(np.stack([records for _, records in missing.values()]), colours,
-                                 state.rules.komi)
+            colours = np.array([colour for colour, _, _ in missing.values()])
+            symmetries = [symmetry for _, _, symmetry in missing.values()] \
+                if spread_symmetries else None
+            judged = self._judge(np.stack([records for _, records, _ in missing.values()]),
+                                 colours, state.rules.komi, symmetries)
             points = _points(state.size)
             for i, (key, colour) in enumerate(zip(missing, colours)):
                 ownership = np.zeros(state.board.num_locs)
@@ -561,14 +568,39 @@ class JudgeEvaluator(Evaluator):
             work.undo()
         return self._judge(records, opponent(state.to_move), state.rules.komi)
 
-    def _judge(self, records, colours, komi):
+    def averaged_moves(self, state, symmetries):
+        """The move head's log-probabilities (S*S + 1,) for the side to move in state, averaged
+        over the first `symmetries` board symmetries in one batch (judge.symmetric_judgement);
+        not remembered."""
+        records = position_records(self.encoder, state, state.to_move, self.net.feature_set.history)
+        planes = self._planes(records[None], state.to_move, state.rules.komi)
+        self.evaluations += symmetries
+        return judge.symmetric_judgement(self.forward, planes, symmetries).policy[0]
+
+    def _judge(self, records, colours, komi, symmetries=None):
         """The Judgement of records (B, history + 1, RECORD_PLANES, S*S) with colours (one, or
-        one a record) to move."""
-        count = len(records)
-        colours = np.array(np.broadcast_to(np.asarray(colours), (count,)))
-        planes = features(self.net.feature_set.name, records, colours)
-        self.evaluations += count
-        return self.forward(judge.judge_planes(planes, np.where(colours == WHITE, komi, -komi)))
+        one a record) to move, each under its symmetry (None: the board as it stands)."""
+        planes = self._planes(records, colours, komi)
+        self.evaluations += len(records)
+        if symmetries is None:
+            return self.forward(planes)
+        return judge.judgement_in_symmetries(self.forward, planes, symmetries)
+
+    def _planes(self, records, colours, komi):
+        """The net's input (judge.judge_planes) for records with colours (one, or one a record)
+        to move."""
+        colours = np.array(np.broadcast_to(np.asarray(colours), (len(records),)))
+        return judge.judge_planes(features(self.net.feature_set.name, records, colours),
+                                  np.where(colours == WHITE, komi, -komi))
+
+
+def position_symmetry(board_hash, to_move):
+    """The board symmetry (0..7) a position is judged in when a search spreads its evaluations
+    over the eight (JudgeEvaluator.judge_lines): drawn from the position's hash rather than a
+    random generator, so that a search at fixed visits replays exactly and a position is judged
+    alike however it is reached."""
+    mixed = (((board_hash ^ to_move) & _MASK64) * _GOLDEN_GAMMA) & _MASK64
+    return mixed >> 61
 
 
 class ForwardBySize:
@@ -602,23 +634,28 @@ class JudgeMoves:
     """The judging net's move head behind the move predictor's interface (predictor.py's
     MovePredictor: probabilities(), twin(), description(), cache): the policy that the analysis
     answers (`includePolicy`, KaTrain's policy views) and GoGui's policy views show when the
-    PUCT search plays over a judging net and no policy net is named. The evaluator's own cache
-    remembers the positions, so the search's evaluations serve it too."""
+    PUCT search plays over a judging net and no policy net is named, and the policy player's
+    moves for a judging net's file given to --policy, averaged over `symmetries`. With one, the
+    evaluator's own cache remembers the positions, so the search's evaluations serve it too."""
 
-    def __init__(self, evaluator):
+    def __init__(self, evaluator, symmetries=1):
+        if not 1 <= symmetries <= SYMMETRIES:
+            raise ValueError(f"symmetries must be 1..{SYMMETRIES}, not {symmetries}")
         self.evaluator = evaluator
         self.net = evaluator.net
+        self.symmetries = symmetries
 
     @property
     def cache(self):
         return self.evaluator._cache
 
     def twin(self, symmetries=None):
-        return JudgeMoves(self.evaluator.twin())
+        return JudgeMoves(self.evaluator.twin(), symmetries or self.symmetries)
 
     def description(self):
         architecture = self.net.architecture
-        return f"judge {architecture['layers']} x {architecture['channels']}, its move head"
+        averaged = f", {self.symmetries} symmetries" if self.symmetries > 1 else ""
+        return f"judge {architecture['layers']} x {architecture['channels']}, its move head{averaged}"
 
     def probabilities(self, state, colour=None):
         """(num_locs + 1,) probabilities of colour's moves (default: the side to move), indexed
@@ -627,7 +664,8 @@ class JudgeMoves:
         if colour is not None and colour != state.to_move:
             state = state.copy()
             state.to_move = colour
-        logits = self.evaluator._judged(state)[1]
+        logits = self.evaluator._judged(state)[1] if self.symmetries == 1 else \
+            self.evaluator.averaged_moves(state, self.symmetries)
         records = position_records(self.evaluator.encoder, state, state.to_move, 0)
         legal = np.append(records[0, MOVE_LIBERTIES] > 0, True)
         result = by_loc(softmax(logits, legal), state.size)

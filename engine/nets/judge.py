@@ -28,7 +28,7 @@ every board size from 5x5 to 19x19.
 Weight files are the policy nets' (engine/nets/policy.py: save_policy, load_net) with the
 architecture name "judge" and the head tensors after the policy's.
 
-Reading order: JudgeNet.heads(), judge_planes(), symmetric_judgement().
+Reading order: JudgeNet.heads(), judge_planes(), symmetric_judgement(), judgement_in_symmetries().
 """
 import math
 from statistics import NormalDist
@@ -223,3 +223,24 @@ def symmetric_judgement(forward, planes, symmetries):
                      judged.win.reshape(symmetries, count).mean(axis=0),
                      judged.score.reshape(symmetries, count).mean(axis=0),
                      np.ascontiguousarray(ownership))
+
+
+def judgement_in_symmetries(forward, planes, symmetries):
+    """The Judgement of planes (B, C, S, S), each position judged once under its own board
+    symmetry symmetries[i] (0..7), in one batch, its moves and owners brought back to the board's
+    own frame: the search's random symmetry (Leela Zero's and KataGo's), which spreads a net's
+    errors that depend on the board's orientation over the tree instead of repeating them."""
+    size = planes.shape[-1]
+    symmetries = np.asarray(symmetries)
+    mirrored = np.array(planes, dtype=np.float32)
+    used = np.unique(symmetries)
+    for s in used[used != 0]:
+        chosen = symmetries == s
+        mirrored[chosen] = transform(mirrored[chosen], s)
+    judged = forward(mirrored)
+    policy, ownership = np.array(judged.policy), np.array(judged.ownership)
+    for s in used[used != 0]:
+        chosen = symmetries == s
+        policy[chosen] = policy[chosen][:, move_permutation(size, s)]
+        ownership[chosen] = transform(ownership[chosen], INVERSE_SYMMETRY[s])
+    return Judgement(policy, judged.win, judged.score, ownership)

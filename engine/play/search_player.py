@@ -96,15 +96,16 @@ def uses_puct(settings, evaluator):
     return settings.tree == "puct" or (settings.tree == "auto" and judges(evaluator))
 
 
-def judging_function(root_state, evaluator):
+def judging_function(root_state, evaluator, spread_symmetries=False):
     """The PUCT tree's evaluation function (engine/search/puct.pyx) for positions below
     root_state: the judging net's move probabilities by loc, its chance to win and lead for the
-    side to move, its ownership, for a batch of lines from the root. Self-play's search uses it
+    side to move, its ownership, for a batch of lines from the root, each position under its own
+    symmetry with spread_symmetries (SearchSettings.net_symmetry). Self-play's search uses it
     too (engine/training/expert/games.py)."""
     work = root_state.copy()
 
     def evaluate(lines, colours):
-        judged = evaluator.judge_lines(work, lines)
+        judged = evaluator.judge_lines(work, lines, spread_symmetries)
         priors = by_loc(softmax(np.stack([policy for _, policy in judged])), work.size)
         return (priors, np.array([evaluation.win for evaluation, _ in judged]),
                 np.array([evaluation.value for evaluation, _ in judged]),
@@ -344,7 +345,8 @@ class SearchPlayer:
                                                self._thread_predictors):
             tree = owner.tree
             if puct:
-                tree.set_evaluation_function(judging_function(state, evaluator))
+                tree.set_evaluation_function(judging_function(
+                    state, evaluator, self.settings.net_symmetry == "random"))
             else:
                 tree.set_prior_function(
                     self._prior_function(state, evaluator if use_prior else None,
@@ -547,12 +549,17 @@ class SearchPlayer:
             # A pass ends the game, or lets the opponent end it, on a count that does not win
             # (the tree's playouts may see a seki where a referee sees dead stones): play on,
             # but only a move the search gives a chance; a stone it rates as lost is thrown away.
+            # A count CSA* doubts does not overrule the search's own count at two passes: a
+            # move then has to be rated as good as passing.
             lost = verdict.reason if verdict is not None else "the count after passing does not win"
+            doubted = verdict is not None and math.isinf(verdict.margin)
             real = analysis.best(lambda m: m != PASS and permitted(m))
-            if real is not None and self.has_a_chance(analysis, real):
+            if real is not None and self.has_a_chance(analysis, real) and \
+                    not (doubted and self.rated_below_passing(analysis, real)):
                 move, reason = real, lost
             else:
-                move, reason = PASS, f"{lost}, and no move has a chance"
+                move, reason = PASS, f"{lost}, and no move has a chance" if not doubted else \
+                    f"{lost}, and no move is rated as good as passing"
         if move == PASS and capture_mode:
             capture = self._capture_dead(state, colour, analysis, permitted)
             if capture is not None:
@@ -602,6 +609,16 @@ class SearchPlayer:
         index = analysis.moves.index(move)
         return analysis.share_of(move) >= PLAY_ON_SHARE and \
             analysis.winrates[index] >= CHANCE_WINRATE
+
+    @staticmethod
+    def rated_below_passing(analysis, move):
+        """Whether the search's win rate for move is below its win rate for passing (False when
+        it did not visit passing)."""
+        if PASS not in analysis.moves:
+            return False
+        passing = analysis.moves.index(PASS)
+        return analysis.visits[passing] > 0 and \
+            analysis.winrates[analysis.moves.index(move)] < analysis.winrates[passing]
 
     def _capture_dead(self, state, colour, analysis, permitted):
         """The most visited move (or any legal one) at a liberty of the opponent's dead stones."""

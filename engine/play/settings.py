@@ -155,6 +155,11 @@ class SearchSettings:
         "so that the trees' Python, which takes turns on the interpreter's lock, runs once a "
         "batch and the threads keep the cores busy", kind=int, minimum=1,
         maximum=MAX_BATCH_SIZE, none="auto", metavar="N")
+    net_symmetry: str = setting(
+        "fixed", "puct: the board symmetry each new position is judged in: fixed, the board as "
+        "it stands; random, one of the eight drawn from the position's hash (Leela Zero's and "
+        "KataGo's random symmetry, which spreads the net's errors of orientation over the tree; "
+        "reproducible at fixed visits)", choices=("fixed", "random"))
     search_prior: str = setting(
         "auto", "the tree's prior: the net's successor values (net) or none; auto: the net's "
         f"below {RULES_OF_THUMB_LINES} lines, none from there (the shipped nets learnt 9x9, and "

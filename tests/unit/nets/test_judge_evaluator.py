@@ -9,11 +9,12 @@ import pytest
 
 from engine.gtp.main import build_engine, build_parser
 from engine.gtp.protocol import GtpLoop
-from engine.nets.evaluator import (JUDGE_CANDIDATES, Evaluation, JudgeEvaluator, SymmetricEvaluator,
-                                   UniformEvaluator, load_evaluator)
-from engine.nets.judge import JudgeNet, judge_planes, win_as_lead
+from engine.nets.evaluator import (JUDGE_CANDIDATES, Evaluation, JudgeEvaluator, JudgeMoves,
+                                   SymmetricEvaluator, UniformEvaluator, load_evaluator,
+                                   position_symmetry)
+from engine.nets.judge import JudgeNet, judge_planes, judgement_in_symmetries, win_as_lead
 from engine.nets.policy import save_policy
-from engine.nets.policy_features import features
+from engine.nets.policy_features import features, move_permutation, transform
 from engine.nets.policy_inputs import RECORD_PLANES, PositionEncoder
 from engine.nets.predictor import RECENT_MOVES
 from engine.nets.weights import WeightFileError, architecture_name
@@ -21,7 +22,7 @@ from engine.play.player import win_probability
 from engine.play.search_player import SearchPlayer
 from engine.rules.board import BLACK, PASS, WHITE
 from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex
-from engine.rules.game import GameState, Rules
+from engine.rules.game import INVERSE_SYMMETRY, SYMMETRIES, GameState, Rules
 from tests.unit.nets.test_judge_net import ARCHITECTURE, trained_like
 
 
@@ -263,6 +264,63 @@ def test_the_symmetric_average_of_a_judging_net(net):
     assert SymmetricEvaluator(UniformEvaluator(), 2).evaluate(state).win is None
 
 
+def test_each_position_of_a_batch_judged_in_its_own_symmetry(net):
+    """judgement_in_symmetries(): position i under symmetries[i], brought back to its own frame,
+    is the net's judgement of the mirrored game read back."""
+    states = [game(9, ("E5", "C3", "G7", "D4", "F3")[:k]) for k in (5, 4, 3, 2, 1, 5, 4, 3)]
+    planes = np.concatenate([judge_planes(*_inputs(state)) for state in states])
+    judged = judgement_in_symmetries(net.forward, planes, list(range(SYMMETRIES)))
+    for i, state in enumerate(states):
+        mirrored = reference(net, state.transformed(i))
+        assert judged.win[i] == pytest.approx(float(mirrored.win[0]), abs=1e-5)
+        assert judged.score[i] == pytest.approx(float(mirrored.score[0]), abs=1e-4)
+        assert np.allclose(judged.policy[i], mirrored.policy[0][move_permutation(9, i)], atol=1e-4)
+        assert np.allclose(judged.ownership[i], transform(mirrored.ownership[0], INVERSE_SYMMETRY[i]),
+                           atol=1e-5)
+    plain = net.forward(planes)
+    assert np.allclose(judged.policy[0], plain.policy[0], atol=1e-5)
+    assert not np.allclose(judged.policy[1], plain.policy[1], atol=1e-3)
+
+
+def _inputs(state):
+    """judge_planes()'s arguments for state, as reference() encodes it."""
+    records = np.zeros((1, 1, RECORD_PLANES, state.size ** 2), np.uint8)
+    recent = [loc for _, loc in reversed(state.history[-RECENT_MOVES:])]
+    PositionEncoder().encode(state.board, state.to_move, recent, records[0, 0])
+    komi = state.rules.komi if state.to_move == WHITE else -state.rules.komi
+    return features("rich", records, np.array([state.to_move])), np.array([komi])
+
+
+def test_spread_symmetries_judge_a_position_in_the_symmetry_of_its_hash(net):
+    state = game()
+    evaluator = JudgeEvaluator(net)
+    lines = [(), (parse_vertex("C7", 9),), (parse_vertex("G3", 9),), (PASS,)]
+    answers = evaluator.judge_lines(state, lines, spread_symmetries=True)
+    symmetries = set()
+    for line, (evaluation, logits) in zip(lines, answers):
+        after = state.copy()
+        for move in line:
+            after.play(move)
+        symmetry = position_symmetry(after.board.hash, after.to_move)
+        symmetries.add(symmetry)
+        mirrored = reference(net, after.transformed(symmetry))
+        assert evaluation.value == pytest.approx(float(mirrored.score[0]), abs=1e-4)
+        assert np.allclose(logits, mirrored.policy[0][move_permutation(9, symmetry)], atol=1e-4)
+    assert len(symmetries) > 1
+    assert evaluator.judge_lines(state, lines, spread_symmetries=True)[1][0] is answers[1][0]
+    again = JudgeEvaluator(net).judge_lines(state, lines, spread_symmetries=True)
+    assert [evaluation.value for evaluation, _ in again] == \
+        [evaluation.value for evaluation, _ in answers]
+
+
+def test_position_symmetries_are_spread_over_all_eight():
+    rng = np.random.default_rng(3)
+    drawn = [position_symmetry(int(h), colour) for h in rng.integers(0, 1 << 63, 800, dtype=np.int64)
+             for colour in (BLACK, WHITE)]
+    counts = np.bincount(drawn, minlength=SYMMETRIES)
+    assert len(counts) == SYMMETRIES and counts.min() > 140 and counts.max() < 260
+
+
 def test_a_twin_shares_the_pass_but_not_the_cache(net):
     evaluator = JudgeEvaluator(net, cache_size=17, candidates=3)
     twin = evaluator.twin()
@@ -374,6 +432,32 @@ def test_gtp_plays_and_shows_ownership_with_a_judging_net(judge_file):
     ok, vertex = ask(loop, "genmove w")
     assert ok and parse_vertex(vertex, 9) in legal
     assert engine.state.history[-1][1] == parse_vertex(vertex, 9)
+
+
+def test_the_policy_player_plays_a_judging_nets_move_head(net, judge_file):
+    loop = session("--player", "policy", "--policy", str(judge_file))
+    predictor = loop.engine.player.predictor
+    assert isinstance(predictor, JudgeMoves) and predictor.symmetries == SYMMETRIES
+    assert predictor.description().endswith("its move head, 8 symmetries")
+    for line in ("boardsize 9", "clear_board", "komi 6.5", "play b E5", "play w C3"):
+        assert ask(loop, line)[0]
+    state = loop.engine.state
+    averaged = np.zeros(82)
+    for symmetry in range(SYMMETRIES):
+        logits = reference(net, state.transformed(symmetry)).policy[0]
+        averaged += np.exp(logits - logits.max())[move_permutation(9, symmetry)] / \
+            np.exp(logits - logits.max()).sum() / SYMMETRIES
+    legal = state.legal_moves()
+    rows, cols = np.divmod(np.array(legal), 9 + 2)          # locs -> the head's points, row by row
+    points = (rows - 1) * 9 + cols - 1
+    expected = averaged[points] / averaged[np.append(points, 81)].sum()
+    shown = predictor.probabilities(state)
+    assert np.allclose(shown[legal], expected, atol=1e-5)
+    assert shown[parse_vertex("E5", 9)] == 0 and predictor.twin().symmetries == SYMMETRIES
+    one = JudgeMoves(JudgeEvaluator(net)).probabilities(state)
+    assert not np.allclose(one[legal], expected, atol=1e-3)
+    ok, vertex = ask(loop, "genmove b")
+    assert ok and parse_vertex(vertex, 9) in legal + [PASS]
 
 
 def test_the_1ply_player_takes_the_judging_nets_value_and_precision(judge_file):

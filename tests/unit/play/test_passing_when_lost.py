@@ -159,6 +159,32 @@ def test_search_player_never_throws_stones_in_a_lost_game_after_passes():
         game.play(PASS, BLACK)
 
 
+# A 9x9 game of the search against itself (2026-12-07, black won by 8 when White passed at move
+# 74 and again at 76): Black's top left lives by its eye at C9 and by taking A8-B8, but CSA*
+# counts it dead, a count it doubts, and the search, after rating passing a sure win by 8, filled
+# that eye with C9 (its next most visited move) and lost.
+EYE_FILLED_GAME = (
+    "F3 C4 G6 D6 D8 E7 E8 F7 G7 F8 C7 F5 F6 E6 G5 F4 G3 E3 E2 G4 H4 H3 D3 E4 D4 E5 H2 H5 J3 G8 "
+    "H6 H7 J5 C6 B6 B5 B7 C3 C2 B2 B1 B3 A5 A4 A6 E9 D9 F9 H8 H9 J7 A8 B9 B8 C8 A2 D2 D5 F2 C1 "
+    "D1 A1 C1 D7 J8 G9 J9 C5 G1 J1 J2 F1 H1 pass E1 pass").split()
+
+
+def test_search_player_passes_on_a_doubtful_count_when_no_move_beats_passing():
+    from engine.play.search_player import load_prior_evaluator
+    game = GameState(9, Rules(komi=7))
+    for move in EYE_FILLED_GAME:
+        game.play(vertex(move, 9))
+    evaluator = load_prior_evaluator()              # the shipped 9x9 judging net
+    verdict = after_opponent_passed(game, BLACK, evaluator, False, True)
+    assert verdict.move is None and verdict.margin == np.inf, verdict      # CSA* doubts: play on?
+    decision = SearchPlayer(evaluator, playouts=100, seed=1).choose(game, BLACK)
+    analysis = decision.analysis
+    assert analysis.moves[0] == PASS and analysis.winrates[0] > 0.9       # the search's own count
+    assert decision.move == PASS and "no move is rated as good as passing" in decision.reason
+    assert SearchPlayer.has_a_chance(analysis, vertex("C9", 9))           # the move played before
+    assert SearchPlayer.rated_below_passing(analysis, vertex("C9", 9))
+
+
 def test_policy_player_resigns_or_passes_when_lost_by_far():
     game = after_a_pass(LOST_BY_FAR, BLACK)
     predictor = FavouritePredictor({"B5": 0.9})

@@ -307,6 +307,27 @@ def test_the_player_searches_with_the_nets_numbers(judge_file, threads, batch):
     assert decision.move in state.legal_moves() + [PASS]
 
 
+def test_random_symmetry_judges_the_positions_in_their_own_symmetries_reproducibly(judge_file):
+    state = GameState(9, Rules(komi=6.5))
+    for vertex in ("E5", "C3"):
+        state.play(parse_vertex(vertex, 9))
+
+    def searched(symmetry):
+        evaluator = JudgeEvaluator.load(judge_file)
+        asked = []
+        judge_lines = evaluator.judge_lines
+        evaluator.judge_lines = lambda *args: asked.append(args[2]) or judge_lines(*args)
+        player = SearchPlayer(evaluator, playouts=48, net_symmetry=symmetry, seed=3)
+        analysis = player.search(state, BLACK)
+        return asked, list(zip(analysis.moves, analysis.visits, analysis.winrates))
+
+    asked, spread = searched("random")
+    assert asked and all(asked)
+    assert searched("random")[1] == spread              # the same search again: the same tree
+    fixed_asked, fixed = searched("fixed")
+    assert not any(fixed_asked) and fixed != spread
+
+
 def test_the_batch_is_one_leaf_with_one_thread_and_more_beside_other_threads(judge_file):
     from engine.play.settings import THREADED_BATCH_SIZE
     evaluator = JudgeEvaluator.load(judge_file)
