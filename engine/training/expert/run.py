@@ -11,6 +11,9 @@ A run directory:
                           PolicyRun: settings, weights, optimizer state, log.jsonl)
     history.jsonl         a line per new net: whether accepted, its gate match, the games and
                           updates it learnt from, the self-play games' statistics, the time
+    clock.json            the run's seconds so far, noted while the learner waits for games and
+                          when it stops: a resumed run's time (and games an hour) goes on from
+                          there, not from its last net's
 
 Nothing is lost or counted twice when a process is killed: a worker's games reach the disk a
 whole chunk at a time (a worker killed with a chunk in hand loses only that chunk); the learner's
@@ -41,7 +44,10 @@ from engine.training.rundir import read_jsonl, write_atomic
 
 SETTINGS = "expert.json"
 NETS, GAMES, LEARNER, HISTORY, CURRENT = "nets", "games", "learner", "history.jsonl", "current.json"
+CLOCK = "clock.json"
 POLL_SECONDS = 2.0
+CLOCK_SECONDS = 30.0    # how often a waiting learner notes the run's time (a kill loses no more,
+                        # or the time of one net's training)
 
 
 @dataclass
@@ -188,7 +194,26 @@ class ExpertRun:
         learner waits for games (it may raise to end the loop). threads, precision: the training
         step's (policytrain.py). report(text): told of each new net. Returns the history."""
         started = time.monotonic()
-        elapsed_before = self.history()[-1]["time"]
+        elapsed_before = max(self.history()[-1]["time"], self.noted_time())
+        try:
+            self._learn(stop, nets, wait, idle, threads, precision, report,
+                        lambda: elapsed_before + time.monotonic() - started)
+        finally:
+            self.note_time(elapsed_before + time.monotonic() - started)
+        return self.history()
+
+    def noted_time(self):
+        """The run's seconds as clock.json last noted them (0 before the first note)."""
+        try:
+            return float(json.loads((self.dir / CLOCK).read_text(encoding="utf-8"))["time"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return 0.0
+
+    def note_time(self, seconds):
+        write_atomic(self.dir / CLOCK, json.dumps({"time": round(seconds, 1)}) + "\n")
+
+    def _learn(self, stop, nets, wait, idle, threads, precision, report, elapsed):
+        noted = time.monotonic()
         while not (stop and stop.requested):
             history = self.history()
             number = len(history)
@@ -199,6 +224,9 @@ class ExpertRun:
             if games < history[-1]["games"] + self.settings.games_per_net:
                 if not wait:
                     break
+                if time.monotonic() - noted >= CLOCK_SECONDS:
+                    self.note_time(elapsed())
+                    noted = time.monotonic()
                 idle()
                 time.sleep(POLL_SECONDS)
                 continue
@@ -217,13 +245,12 @@ class ExpertRun:
                 entry["accepted"] = True
             if entry["accepted"]:
                 _copy_atomic(candidate, self.dir / NETS / net_name(number))
-            entry["time"] = round(elapsed_before + time.monotonic() - started, 1)
+            entry["time"] = round(elapsed(), 1)
             entry["games_per_hour"] = round(3600 * (games - history[-1]["games"]) /
                                             max(entry["time"] - history[-1]["time"], 1e-3))
             self._record(entry)
             if report:
                 report(describe([entry]))
-        return self.history()
 
     def _window(self, chunks):
         """The newest chunks holding at most window_games games (at least the newest one)."""

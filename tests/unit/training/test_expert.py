@@ -20,7 +20,7 @@ from engine.training.expert import cli
 from engine.training.expert.chunks import chunk_directories, write_chunk
 from engine.training.expert.games import SelfPlayGame, SelfPlaySettings, play_game
 from engine.training.expert.pool import Driver, ExpertWorker, LocalPool
-from engine.training.expert.run import CURRENT, NETS, ExpertRun, ExpertSettings, gate, net_name
+from engine.training.expert.run import CLOCK, CURRENT, NETS, ExpertRun, ExpertSettings, gate, net_name
 from engine.training.policydata import PolicyDataset
 from engine.training.policytrain import PolicyRun
 from tests.unit.nets.test_judge_net import trained_like
@@ -197,6 +197,21 @@ def test_a_killed_learner_resumes_towards_the_same_net_counting_each_game_once(n
     history = resumed.learn(wait=False)
     assert [entry["net"] for entry in history] == [0, 1]
     assert history[1]["steps"] == 6 and history[1]["games"] == 4
+
+
+@needs_torch
+def test_a_resumed_run_counts_the_time_its_last_process_spent_after_its_last_net(new_run):
+    run = new_run()
+    play_chunks(run, 1)
+    run.learn(wait=False)                         # too few games: no net, but the time is noted
+    assert (run.dir / CLOCK).is_file() and len(run.history()) == 1
+    run.note_time(3600.0)       # as a process that made games for an hour after its last net
+    play_chunks(run, 2)
+    history = ExpertRun(run.dir).learn(wait=False)
+    assert history[1]["time"] >= 3600.0 and history[1]["games_per_hour"] <= 6
+    assert run.noted_time() >= history[1]["time"]
+    (run.dir / CLOCK).write_text("{not json")     # a clock cut short by a kill: the history's time
+    assert run.noted_time() == 0.0
 
 
 def passing_net():
