@@ -78,6 +78,7 @@ def strengths(run):
 
 def describe_strength(line):
     low, high = line["win_rate_95"] or (0.0, 1.0)
+    margin = "none counted" if line["mean_margin"] is None else f"{line['mean_margin']:+.1f}"
     return (f"net {line['net']} vs {line['opponent']} at {line['visits']} visits: "
             f"{line['wins']}/{line['games']} ({100 * line['win_rate']:.1f}%, 95% "
-            f"{100 * low:.1f}-{100 * high:.1f}%), mean margin {line['mean_margin']}")
+            f"{100 * low:.1f}-{100 * high:.1f}%), mean margin {margin}")

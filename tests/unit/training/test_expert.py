@@ -336,7 +336,9 @@ def test_the_strength_of_a_net_against_a_fixed_opponent_goes_to_the_history(new_
     line = json.loads((run.dir / "strength.jsonl").read_text())
     assert line["net"] == 0 and line["games"] == 2 and line["opponent"] == "net-0"
     assert line["wins"] + line["draws"] <= 2 and line["time"] == 0.0
-    assert "net 0 vs net-0 at 4 visits: " in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "net 0 vs net-0 at 4 visits: " in shown
+    assert re.search(r"mean margin ([+-][0-9]+\.[0-9]|none counted)$", shown.strip().splitlines()[-1])
     assert cli.main(["history", str(run.dir)]) == 0
     assert "net 0 vs net-0" in capsys.readouterr().out
     with pytest.raises(SystemExit):
