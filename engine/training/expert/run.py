@@ -195,11 +195,14 @@ class ExpertRun:
         step's (policytrain.py). report(text): told of each new net. Returns the history."""
         started = time.monotonic()
         elapsed_before = max(self.history()[-1]["time"], self.noted_time())
+
+        def elapsed():
+            return elapsed_before + time.monotonic() - started
+
         try:
-            self._learn(stop, nets, wait, idle, threads, precision, report,
-                        lambda: elapsed_before + time.monotonic() - started)
+            self._learn(stop, nets, wait, idle, threads, precision, report, elapsed)
         finally:
-            self.note_time(elapsed_before + time.monotonic() - started)
+            self.note_time(elapsed())
         return self.history()
 
     def noted_time(self):
