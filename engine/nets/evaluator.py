@@ -530,17 +530,16 @@ class JudgeEvaluator(Evaluator):
                 keys.append(key)
                 if key not in self._cache and key not in missing:
                     missing[key] = (state.to_move, position_records(
-                        self.encoder, state, state.to_move, history),
-                        position_symmetry(state.board.hash, state.to_move))
+                        self.encoder, state, state.to_move, history))
             finally:
                 for _ in range(played):
                     state.undo()
         if missing:
-            colours = np.array([colour for colour, _, _ in missing.values()])
-            symmetries = [symmetry for _, _, symmetry in missing.values()] \
-                if spread_symmetries else None
-            judged = self._judge(np.stack([records for _, records, _ in missing.values()]),
-                                 colours, state.rules.komi, symmetries)
+            colours = np.array([colour for colour, _ in missing.values()])
+            symmetries = [position_symmetry(board_hash, to_move)
+                          for _, board_hash, to_move, *_ in missing] if spread_symmetries else None
+            judged = self._judge(np.stack([records for _, records in missing.values()]), colours,
+                                 state.rules.komi, symmetries)
             points = _points(state.size)
             for i, (key, colour) in enumerate(zip(missing, colours)):
                 ownership = np.zeros(state.board.num_locs)

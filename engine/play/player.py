@@ -135,6 +135,11 @@ class PassVerdict:
     margin: float        # the margin of doubt, in points (inf: CSA* doubts its own count)
     reason: str
 
+    @property
+    def doubtful(self):
+        """Whether CSA* doubts its own count (no margin makes it certain)."""
+        return math.isinf(self.margin)
+
 
 def after_opponent_passed(state, colour, evaluator, capture_mode, resigns):
     """The rule of all players once the opponent has passed, when a pass of ours ends the game:

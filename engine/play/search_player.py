@@ -552,7 +552,7 @@ class SearchPlayer:
             # A count CSA* doubts does not overrule the search's own count at two passes: a
             # move then has to be rated as good as passing.
             lost = verdict.reason if verdict is not None else "the count after passing does not win"
-            doubted = verdict is not None and math.isinf(verdict.margin)
+            doubted = verdict is not None and verdict.doubtful
             real = analysis.best(lambda m: m != PASS and permitted(m))
             if real is not None and self.has_a_chance(analysis, real) and \
                     not (doubted and self.rated_below_passing(analysis, real)):
