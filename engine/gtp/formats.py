@@ -361,6 +361,8 @@ def score_stdevs(state, evaluator, colour, moves):
     1 - o^2 (an estimate that ignores how points live and die together, so the real spread
     is larger). Empty when the evaluator has no probabilities to offer (no network: its
     ownership is a count, not a prediction), so the key is left out rather than 0."""
+    if not evaluator.predicts_ownership:
+        return {}
     position = state_for(state, colour)
     if position is state:
         position = state.copy()
@@ -372,8 +374,6 @@ def score_stdevs(state, evaluator, colour, moves):
             evaluation = evaluator.evaluate(position)
         finally:
             position.undo()
-        if evaluation.inputs is None:
-            return {}
         ownership = np.asarray(evaluation.ownership)[points]
         stdevs[move] = float(np.sqrt(np.sum(1.0 - np.clip(ownership, -1.0, 1.0) ** 2)))
     return stdevs

@@ -34,10 +34,9 @@ def build_parser():
                     "runs: GTP kosumi-list-params, kosumi-set-param NAME VALUE.",
         epilog="Example: gogui-twogtp -black 'python gtp_server.py' -white 'gnugo --mode gtp' "
                "-size 9 -komi 7 -games 20 -alternate -auto")
-    add_net_options(parser, "network weight file (.npz); default: the shipped nets, "
-                            "weights/softseg_9x9.npz for 1-ply play, the judging nets "
-                            "weights/judge_9x9.npz (boards up to 9x9) and "
-                            "weights/judge_19x19_run.npz (larger boards) for --search mcts")
+    add_net_options(parser, "network weight file (.npz); default: the shipped judging nets "
+                            "by board size, weights/judge_9x9.npz (boards up to 9x9) and "
+                            "weights/judge_19x19_run.npz (larger boards)")
     game = parser.add_argument_group("the game", "until a controller sets them")
     game.add_argument("--komi", type=number(what="komi"), default=7.0,
                       help="komi until a controller sets one (default: %(default)g)")
@@ -81,12 +80,13 @@ def make_evaluator(args, player_settings):
     if args.evaluator == "uniform":
         from engine.nets.evaluator import UniformEvaluator
         return UniformEvaluator()
-    from engine.nets.evaluator import load_evaluator
-    from engine.nets.weights import DEFAULT_WEIGHTS
+    from engine.nets.evaluator import JudgeEvaluator, load_evaluator
+    from engine.nets.weights import DEFAULT_JUDGES
     from engine.rules.game import SYMMETRIES
     if args.search == "1ply":
-        evaluator = load_evaluator(args.weights or DEFAULT_WEIGHTS, player_settings.policy_precision,
-                                   player_settings.judge_value)
+        precision, value = player_settings.policy_precision, player_settings.judge_value
+        evaluator = load_evaluator(args.weights, precision, value) if args.weights else \
+            JudgeEvaluator.load_by_size(DEFAULT_JUDGES, precision, value=value)
         symmetries = player_settings.symmetries or \
             (SYMMETRIES if evaluator.tells_directions_apart else 1)
         if symmetries > 1:

@@ -94,6 +94,9 @@ class Evaluator(ABC):
     # True when a position and its mirror image can get different values: such an evaluator
     # plays better averaged over the board's symmetries (SymmetricEvaluator).
     tells_directions_apart = False
+    # True when its ownership predicts the final owners (a net's), False when it counts the board
+    # as it stands (UniformEvaluator): only a prediction's spread estimates the score's.
+    predicts_ownership = True
 
     @abstractmethod
     def evaluate(self, state) -> Evaluation:
@@ -108,6 +111,12 @@ class Evaluator(ABC):
     def pass_share(self, state):
         """For evaluators with a move head (the judging net): its probability of passing in state
         over that of its likeliest move (1: passing is its first choice); None: no move head."""
+        return None
+
+    def move_log_probabilities(self, state, moves):
+        """For evaluators with a move head: the log of its probability for each of `moves`
+        (legal moves of state.to_move, PASS among them), normalised over them; None: no move
+        head."""
         return None
 
     def twin(self):
@@ -507,6 +516,13 @@ class JudgeEvaluator(Evaluator):
         probabilities = softmax(self._judged(state)[1][None])[0]
         return float(probabilities[-1] / probabilities.max())
 
+    def move_log_probabilities(self, state, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        index = np.where(moves == PASS, state.size * state.size, _point_index(moves, state.size))
+        logits = self._judged(state)[1][index]
+        shifted = logits - logits.max()
+        return shifted - np.log(np.exp(shifted).sum())
+
     def _judged(self, state):
         """(Evaluation, the policy head's logits (S*S + 1,)) of state, remembered."""
         return self.judge_lines(state, [()])[0]
@@ -625,7 +641,7 @@ def _points(size):
 
 def _point_index(moves, size):
     """The row-by-row point index (as the policy head's) of each loc in moves."""
-    rows, cols = np.divmod(np.asarray(moves), size + 2)
+    rows, cols = np.divmod(np.asarray(moves, dtype=np.int64), size + 2)
     return (rows - 1) * size + cols - 1
 
 
@@ -748,6 +764,20 @@ class SymmetricEvaluator(Evaluator):
         return self.inner.pass_share(state)
 
     @property
+    def predicts_ownership(self):
+        return self.inner.predicts_ownership
+
+    def move_log_probabilities(self, state, moves):
+        total = self.inner.move_log_probabilities(state, moves)
+        if total is None:
+            return None
+        for symmetry in range(1, self.count):
+            total = total + self.inner.move_log_probabilities(
+                state.transformed(symmetry),
+                [symmetric_loc(move, state.size, symmetry) for move in moves])
+        return total / self.count
+
+    @property
     def has_connectivity(self):
         return self.inner.has_connectivity
 
@@ -763,6 +793,8 @@ class SymmetricEvaluator(Evaluator):
 class UniformEvaluator(Evaluator):
     """A trivial evaluator for tests: the Tromp-Taylor area count of the position as it stands
     (every stone alive). ownership is +1/-1 for black/white stones and one-colour regions."""
+
+    predicts_ownership = False
 
     def evaluate(self, state):
         from engine.rules.game import area_score

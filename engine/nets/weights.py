@@ -54,9 +54,10 @@ def shipped_weights_path(name):
     return installed if installed.exists() and not checkout.exists() else checkout
 
 
-# The 1-ply player's net and the search's prior, the stronger one in both: the soft-segmentation
-# net won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the search's
-# prior (asked at eight times fewer nodes) it won more games at equal time (docs/notebook/softseg.md).
+# The strongest of the seeds' value nets, load_evaluator()'s default: the soft-segmentation net
+# won 43.0% of 200 games against GNU Go level 1 where the ISN won 3.8%, and as the RAVE tree's
+# prior (asked at eight times fewer nodes) it won more games at equal time
+# (docs/notebook/softseg.md). The 1-ply player's default until the judging nets below.
 DEFAULT_WEIGHTS = shipped_weights_path("softseg_9x9.npz")
 # The move predictors (engine/nets/policy.py), trained on 19x19 expert games; they play every size.
 # The policy player's: the best predictor within 5 ms a 19x19 position (res 13 x 80; about 2
@@ -65,11 +66,12 @@ DEFAULT_POLICY_WEIGHTS = shipped_weights_path("policy_19x19.npz")
 # The search's prior: a smaller net (8 x 48), asked at every node it expands; at half the
 # larger net's cost a call the 9x9 search won more games with it at equal time.
 DEFAULT_PRIOR_POLICY_WEIGHTS = shipped_weights_path("policy_prior_19x19.npz")
-# The search's nets (`--search mcts`: the PUCT search over a judging net, engine/nets/judge.py),
-# each the default for the boards of up to its size, the 19x19 one also for larger boards: on
-# 9x9 the net of the search's own self-play (engine/training/expert/), which learnt from the
-# 19x19 one what the human games teach and 9x9 from its games; elsewhere the net of the 19x19
-# expert games, which every size reads (a fully convolutional trunk, a pooled score head).
+# The players' nets (the 1-ply player's, and the PUCT search's with `--search mcts`: judging
+# nets, engine/nets/judge.py), each the default for the boards of up to its size, the 19x19 one
+# also for larger boards: on 9x9 the net of the search's own self-play (engine/training/expert/),
+# which learnt from the 19x19 one what the human games teach and 9x9 from its games; elsewhere
+# the net of the 19x19 expert games, which every size reads (a fully convolutional trunk, a
+# pooled score head).
 DEFAULT_JUDGES = ((9, shipped_weights_path("judge_9x9.npz")),
                   (19, shipped_weights_path("judge_19x19_run.npz")))
 # The ISN: the net of the CSA* data generator, and the cheaper prior (a call costs about a tenth).

@@ -7,7 +7,10 @@ applies the rules about passing, cleaning up dead stones and resigning, and draw
 
 Candidates: every legal move of the colour, minus its own single-point eyes and the points of its
 own Benson-safe territory (filling them can only lose), plus pass. Values are in points, for the
-player who made the move, komi included, as the evaluator returns them.
+player who made the move, komi included, as the evaluator returns them. Where the evaluator has
+a move head (a judging net's) and `judge_move_weight` is W > 0, the draw is over each value plus
+W times the log of the head's probability for the move (`_preference()`); the rules below read
+the values alone.
 
 Passing (in this order):
 - after the opponent passed, `after_opponent_passed()` decides for every player (1-ply, search,
@@ -34,7 +37,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Iterator, Protocol, runtime_checkable
+from typing import Iterator, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -72,6 +75,8 @@ class MoveAnalysis:
     values: np.ndarray          # value after each move, for `colour`, in points
     candidate: np.ndarray       # bool: the player may choose it
     probabilities: np.ndarray   # Boltzmann selection probabilities (0 for non-candidates)
+    preference: Optional[np.ndarray] = None   # what the Boltzmann draw is over (points): the
+                                              # values plus the move head's share; None: values
 
     def ranked(self, candidates_only=True):
         """(move, value, probability) best first."""
@@ -79,8 +84,11 @@ class MoveAnalysis:
                 for i in self.order() if self.candidate[i] or not candidates_only]
 
     def order(self):
-        """The moves' indices, best first: by value."""
-        return np.argsort(-self.values, kind="stable")
+        """The moves' indices, best first: by preference."""
+        return np.argsort(-self.preferred(), kind="stable")
+
+    def preferred(self):
+        return self.values if self.preference is None else self.preference
 
     def value_of(self, move):
         return float(self.values[self.moves.index(move)])
@@ -266,8 +274,22 @@ class Player:
                               for m in moves], dtype=bool)
         if restriction:
             candidate &= np.array([restriction.permits(colour, m) for m in moves], dtype=bool)
-        probabilities = boltzmann(values, candidate, self.settings.beta)
-        return MoveAnalysis(colour, board.size, moves, values, candidate, probabilities)
+        preference = self._preference(state, moves, values, evaluator or self.evaluator)
+        probabilities = boltzmann(values if preference is None else preference, candidate,
+                                  self.settings.beta)
+        return MoveAnalysis(colour, board.size, moves, values, candidate, probabilities,
+                            preference)
+
+    def _preference(self, state, moves, values, evaluator):
+        """The values plus judge_move_weight points times the log of the evaluator's move head's
+        probability for each move, or None (no weight, or no move head). The draw then is over
+        p^(beta W) exp(beta value): the move head's choice weighed against the values, which
+        alone play weaker (AlphaGo's finding for its policy and value nets; docs/PLAYING.md)."""
+        weight = self.settings.judge_move_weight
+        if weight == 0:
+            return None
+        log_probabilities = evaluator.move_log_probabilities(state, moves)
+        return None if log_probabilities is None else values + weight * log_probabilities
 
     def analysis_stream(self, state, colour, interval, restriction=None):
         """The 1-ply analysis, once: it does not change while the caller waits."""
@@ -359,7 +381,7 @@ class Player:
         if not mask.any():
             return Decision(PASS, analysis, "no candidate move")
         for _ in range(THROWN_AWAY_TRIES):
-            probabilities = boltzmann(values, mask, self.settings.beta)
+            probabilities = boltzmann(analysis.preferred(), mask, self.settings.beta)
             index = int(self.rng.choice(len(moves), p=probabilities))
             if not opponent_passed or cleanup or not thrown_away(state, colour, moves[index]):
                 return Decision(moves[index], analysis, reason, float(probabilities[index]))
@@ -382,7 +404,7 @@ class Player:
         real[len(analysis.moves) - 1] = False
         if not real.any():
             return Decision(PASS, analysis, "no permitted move")
-        probabilities = boltzmann(analysis.values, real, self.settings.beta)
+        probabilities = boltzmann(analysis.preferred(), real, self.settings.beta)
         index = int(self.rng.choice(len(analysis.moves), p=probabilities))
         return Decision(analysis.moves[index], analysis,
                         f"pass not permitted ({decision.reason})", float(probabilities[index]))

@@ -83,13 +83,18 @@ class PlayerSettings:
         "board as it stands (CGOS)")
     symmetries: Optional[int] = setting(
         None, "1-ply play: average the net's values over N of the board's 8 rotations and "
-        "reflections, at N times the cost (auto: 8 for the soft-segmentation net, which tells "
-        "directions apart; 1 for the ISN, symmetric already); short of time, fewer are used",
+        "reflections, at N times the cost (auto: 8 for the judging and soft-segmentation nets, "
+        "which tell directions apart; 1 for the ISN, symmetric already); short of time, fewer "
+        "are used",
         kind=int, minimum=1, maximum=8, none="auto", startup=True, metavar="N")
     judge_value: str = setting(
         "win", "1-ply with a judging net: rank the moves by its chance to win read as the lead "
         "that gives it (win), or by its score lead (lead)", choices=JUDGE_VALUES,
         startup=True)
+    judge_move_weight: float = setting(
+        1.0, "1-ply with a judging net: the Boltzmann draw is over each move's value plus W "
+        "points times the log of the net's move head's probability for it, so that the move "
+        "head's choice weighs against the values; 0: the values alone", minimum=0, metavar="W")
     policy_temperature: float = setting(
         0.0, "--player policy: 0 plays the net's top move; T > 0 draws a move with probability "
         "proportional to p^(1/T)", minimum=0, metavar="T")

@@ -19,7 +19,9 @@ RECORD = Path(__file__).parent / "golden_games.json"
 # alternates genmove b / genmove w from the empty board, komi 7 unless given, until two passes, a
 # resignation or the cap.
 SCENARIOS = {
-    "1ply-softseg-9x9": (["--seed", "1"], 9, 14),
+    "1ply-softseg-9x9": (["--weights", "weights/softseg_9x9.npz", "--seed", "1"], 9, 14),
+    "1ply-default-nets-9x9": (["--seed", "1"], 9, 14),
+    "1ply-default-nets-13x13": (["--seed", "2"], 13, 4),
     "1ply-uniform-9x9-whole-game": (["--evaluator", "uniform", "--seed", "2"], 9, 250),
     "1ply-uniform-beta-resign": (["--evaluator", "uniform", "--seed", "3", "--beta", "2",
                                   "--resign-threshold", "0.1"], 9, 250),

@@ -1,6 +1,6 @@
-# options: --evaluator net
+# options: --evaluator net --weights ../../../weights/softseg_9x9.npz
 # The soft-segmentation net's connectivity map (NeuroGo 3's Figure 6) as GoGui draws it: the
-# default net, averaged over the board's 8 symmetries; a stone's own colour unless one is given.
+# shipped net, averaged over the board's 8 symmetries; a stone's own colour unless one is given.
 
 boardsize 9
 clear_board

@@ -22,7 +22,7 @@ from engine.play.player import win_probability
 from engine.play.search_player import SearchPlayer
 from engine.rules.board import BLACK, PASS, WHITE
 from engine.rules.coords import board_points, format_vertex, loc_of, parse_vertex
-from engine.rules.game import INVERSE_SYMMETRY, SYMMETRIES, GameState, Rules
+from engine.rules.game import INVERSE_SYMMETRY, SYMMETRIES, GameState, Rules, symmetric_loc
 from tests.unit.nets.test_judge_net import ARCHITECTURE, trained_like
 
 
@@ -180,6 +180,24 @@ def test_win_values_are_each_successors_chance_to_win_read_as_a_lead(net):
         assert win_probability(value, open_points) == pytest.approx(win, abs=1e-6)
     with pytest.raises(ValueError, match="win, lead"):
         JudgeEvaluator(net, value="score")
+
+
+def test_move_log_probabilities_are_the_move_heads_over_the_moves_asked(net):
+    state = game()
+    moves = state.legal_moves()[:7] + [PASS]
+    logits = reference(net, state).policy[0]
+    index = [81 if move == PASS else state.board.row_col(move)[0] * 9 +
+             state.board.row_col(move)[1] for move in moves]
+    chosen = np.exp(logits[index] - logits.max())
+    expected = np.log(chosen / chosen.sum())
+    evaluator = JudgeEvaluator(net)
+    assert evaluator.move_log_probabilities(state, moves) == pytest.approx(expected, abs=1e-4)
+    averaged = SymmetricEvaluator(evaluator, 2).move_log_probabilities(state, moves)
+    mirrored = evaluator.move_log_probabilities(
+        state.transformed(1), [symmetric_loc(move, 9, 1) for move in moves])
+    assert averaged == pytest.approx((expected + mirrored) / 2, abs=1e-4)
+    assert UniformEvaluator().move_log_probabilities(state, moves) is None
+    assert SymmetricEvaluator(UniformEvaluator(), 2).move_log_probabilities(state, moves) is None
 
 
 def test_win_as_lead_inverts_the_guis_win_rate_on_every_board():
@@ -501,3 +519,35 @@ def test_the_search_plays_over_the_shipped_judging_nets_by_board_size():
         assert ok and parse_vertex(vertex, size) in game(size, ("C3",)).legal_moves() + [PASS]
     assert alone[small].evaluate(game(9, ("C3",))).value != pytest.approx(
         alone[large].evaluate(game(9, ("C3",))).value, abs=1e-3)
+
+
+def test_the_1ply_player_draws_by_the_values_and_the_move_heads_weight(judge_file):
+    """--judge-move-weight W: the draw over value + W log p, the values shown as they are."""
+    loop = session("--weights", str(judge_file), "--judge-move-weight", "2", "--beta", "inf")
+    engine = loop.engine
+    for line in ("boardsize 9", "clear_board", "play b E5", "play w C3"):
+        assert ask(loop, line)[0]
+    state = engine.state
+    analysis = engine.player.analyse(state, BLACK)
+    plain_moves, plain = engine.evaluator.successor_values(state)
+    log_probabilities = engine.evaluator.move_log_probabilities(state, analysis.moves)
+    assert analysis.moves == plain_moves and np.allclose(analysis.values, plain)
+    assert np.allclose(analysis.preference, plain + 2.0 * log_probabilities)
+    best = max((i for i in range(len(plain)) if analysis.candidate[i]),
+               key=lambda i: analysis.preference[i])
+    assert analysis.probabilities[best] == 1.0 and analysis.order()[0] == best
+    assert ask(loop, "genmove b") == (True, format_vertex(analysis.moves[best], 9))
+    assert ask(loop, "kosumi-set-param judge_move_weight 0")[0]
+    assert engine.player.analyse(state, BLACK).preference is None
+
+
+def test_the_1ply_players_default_nets_are_the_judging_nets_by_board_size():
+    from engine.nets.weights import DEFAULT_JUDGES
+    engine = session().engine
+    assert isinstance(engine.evaluator, SymmetricEvaluator) and engine.evaluator.count == 8
+    default = engine.evaluator.inner
+    assert isinstance(default, JudgeEvaluator)
+    for size, path in DEFAULT_JUDGES:
+        alone = JudgeEvaluator.load(path)
+        state = game(size, ("C3",))
+        assert default.evaluate(state).win == pytest.approx(alone.evaluate(state).win, abs=1e-5)

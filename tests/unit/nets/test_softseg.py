@@ -777,21 +777,21 @@ def test_gibbs_moves_sample_the_papers_score(monkeypatch):
 
 
 def test_the_engine_plays_and_searches_with_the_softseg_net():
-    # the issue's rule: the net stronger against GNU Go level 1 (softseg, 43.0% against 3.8%)
-    # is the 1-ply default; named with --weights it is the RAVE tree's prior, asked at nodes
-    # with 64 visits (an ISN, ten times cheaper a call, at 8); the search's default is PUCT over
-    # the judging nets (tests/unit/nets/test_judge_evaluator.py)
+    # the strongest of the seeds' value nets (softseg: 43.0% against GNU Go level 1, the ISN
+    # 3.8%), the 1-ply default until the judging nets (tests/unit/nets/test_judge_evaluator.py);
+    # named with --weights it plays 1-ply and is the RAVE tree's prior, asked at nodes with 64
+    # visits (an ISN, ten times cheaper a call, at 8)
     import tomllib
     from engine.gtp.main import build_engine, build_parser
     from engine.nets.evaluator import NetworkEvaluator
     from engine.play.search_player import SOFTSEG_PRIOR_THRESHOLD
     from engine.search.tree import DEFAULT_NET_PRIOR_THRESHOLD
     parser = build_parser()
-    engine = build_engine(parser.parse_args(["--seed", "1"]))
+    softseg = ["--weights", str(REPO / "weights" / "softseg_9x9.npz")]
+    engine = build_engine(parser.parse_args(["--seed", "1", *softseg]))
     assert isinstance(engine.evaluator.inner, SoftSegEvaluator)     # averaged over symmetries
     assert engine.evaluator.metadata["params_sha256"] == \
         load_evaluator(REPO / "weights" / "softseg_9x9.npz").metadata["params_sha256"]
-    softseg = ["--weights", str(REPO / "weights" / "softseg_9x9.npz")]
     searcher = build_engine(parser.parse_args(softseg))._searcher()   # kosumi-search's tree
     assert isinstance(searcher.evaluator, SoftSegEvaluator)         # the net alone
     assert searcher.tree_options["net_prior_threshold"] == SOFTSEG_PRIOR_THRESHOLD
@@ -840,17 +840,19 @@ def test_the_1ply_player_averages_the_net_over_the_boards_symmetries():
     from engine.nets.evaluator import NetworkEvaluator, SymmetricEvaluator
     from engine.nets.weights import ISN_WEIGHTS
 
+    softseg = ["--weights", str(REPO / "weights" / "softseg_9x9.npz")]
+
     def evaluator(*options):
         return build_engine(build_parser().parse_args(["--seed", "1", *options])).evaluator
 
     # By default all eight for the softseg net, which tells directions apart; none for the ISN.
-    default = evaluator()
+    default = evaluator(*softseg)
     assert isinstance(default, SymmetricEvaluator) and default.count == 8
     assert isinstance(default.inner, SoftSegEvaluator)
-    assert isinstance(evaluator("--symmetries", "1"), SoftSegEvaluator)
-    assert evaluator("--symmetries", "4").count == 4
+    assert isinstance(evaluator(*softseg, "--symmetries", "1"), SoftSegEvaluator)
+    assert evaluator(*softseg, "--symmetries", "4").count == 4
     assert isinstance(evaluator("--weights", str(ISN_WEIGHTS)), NetworkEvaluator)
-    with GtpClient([sys.executable, str(REPO / "gtp_server.py"), "--symmetries", "8",
+    with GtpClient([sys.executable, str(REPO / "gtp_server.py"), *softseg, "--symmetries", "8",
                     "--seed", "2"]) as client:
         client.send("boardsize 9")
         client.send("clear_board")
