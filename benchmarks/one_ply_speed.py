@@ -22,11 +22,11 @@ from policy_speed import positions  # noqa: E402  (this folder: the same random 
 
 
 def move_seconds(engine, size, repeats):
+    net = getattr(engine.evaluator, "inner", engine.evaluator)    # under the symmetric average
     times = []
     for state in positions(size, repeats):
-        clear = getattr(getattr(engine.evaluator, "inner", engine.evaluator), "clear_cache", None)
-        if clear:
-            clear()
+        if hasattr(net, "clear_cache"):
+            net.clear_cache()
         start = time.perf_counter()
         engine.player.choose(state, state.to_move, dry_run=True)
         times.append(time.perf_counter() - start)
